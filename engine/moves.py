@@ -1,0 +1,259 @@
+"""Moves and the legal-move generator.
+
+A ``Move`` is the list of chequer steps one player makes with one roll, in that player's own numbering:
+``from`` 1..24 or 25 (the bar), ``to`` 0 (off) .. 24. The generator returns each distinct resulting position once
+with one canonical move: steps in descending order of their source (always a playable order), and among several
+step lists that reach the same position the greatest one.
+
+Rules (as gnubg and the Rules of Backgammon apply them): chequers on the bar enter first; both dice must be played
+when possible, else the larger one if either can be; doubles play up to four times; bearing off needs every chequer
+home, exact or from the highest occupied point when the die is larger; a lone opposing chequer is hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from engine.errors import IllegalMoveError, InvalidDiceError
+from engine.position import BAR, Position
+
+Step = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One roll's play: a tuple of (from, to) steps; the empty move is a dance."""
+
+    steps: tuple[Step, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.steps) > 4:
+            raise IllegalMoveError(f"a move has at most 4 steps, not {len(self.steps)}")
+        for step in self.steps:
+            if len(step) != 2:
+                raise IllegalMoveError(f"step {step!r} is not a (from, to) pair")
+            src, dst = step
+            if not (1 <= src <= 25 and 0 <= dst <= 24 and dst < src):
+                raise IllegalMoveError(f"step {src}/{dst} does not move forward from 1..25 to 0..24")
+
+    @classmethod
+    def of(cls, *steps: Step) -> Move:
+        return cls(tuple(steps))
+
+    def canonical(self) -> Move:
+        return Move(tuple(sorted(self.steps, reverse=True)))
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __str__(self) -> str:
+        if not self.steps:
+            return ""
+        return " ".join(
+            f"{'bar' if s == 25 else s}/{'off' if d == 0 else d}" for s, d in self.steps
+        )
+
+    def __repr__(self) -> str:
+        return f"Move.of({', '.join(repr(s) for s in self.steps)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """A legal play: the canonical move and the resulting position, still seen by the player who moved."""
+
+    move: Move
+    position: Position
+
+    def __repr__(self) -> str:
+        return f"Play({self.move!s:s} -> {self.position.position_id})"
+
+
+def check_dice(dice: Sequence[int]) -> tuple[int, int]:
+    try:
+        d1, d2 = (int(d) for d in dice)
+    except (TypeError, ValueError):
+        raise InvalidDiceError(f"dice must be two numbers, not {dice!r}") from None
+    if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
+        raise InvalidDiceError(f"dice {d1}{d2} are not both in 1..6")
+    return d1, d2
+
+
+# The generator works on a 26-cell list in the mover's numbering: cell 0 = borne off, 1..24 = points, 25 = bar,
+# and the opponent's chequers mapped into the same numbering: ``their[p]`` = count on my point p (1..24),
+# ``their[25]`` = their bar (their cell 0 is unused). Lists are copied per step, which keeps the code plain.
+
+
+def _to_cells(pos: Position) -> tuple[list[int], list[int]]:
+    me = [0] * 26
+    them = [0] * 26
+    m, o = pos.me, pos.opp
+    for p in range(1, 25):
+        me[p] = m[p - 1]
+        them[p] = o[24 - p]
+    me[25] = m[BAR]
+    me[0] = 15 - sum(m)
+    them[25] = o[BAR]
+    return me, them
+
+
+def _from_cells(me: list[int], them: list[int]) -> Position:
+    m = tuple(me[1:26])
+    o = tuple(them[24 - i] for i in range(24)) + (them[25],)
+    return Position._trusted(m, o)
+
+
+def _step_dest(me: list[int], them: list[int], src: int, die: int) -> int:
+    """Destination of moving a chequer from ``src`` with ``die``, or -1 if that step is illegal."""
+    if not me[src]:
+        return -1
+    if me[25] and src != 25:
+        return -1
+    dst = src - die
+    if dst > 0:
+        return -1 if them[dst] >= 2 else dst
+    # Bearing off: every chequer must be home (points 1..6).
+    if any(me[7:26]):
+        return -1
+    if dst == 0:
+        return 0
+    # A larger die bears off from the highest point only.
+    for p in range(src + 1, 7):
+        if me[p]:
+            return -1
+    return 0
+
+
+def _apply(me: list[int], them: list[int], src: int, dst: int) -> tuple[list[int], list[int]]:
+    me2 = me.copy()
+    me2[src] -= 1
+    me2[dst] += 1
+    if dst and them[dst] == 1:
+        them2 = them.copy()
+        them2[dst] = 0
+        them2[25] += 1
+        return me2, them2
+    return me2, them
+
+
+def _sources(me: list[int]) -> Iterable[int]:
+    if me[25]:
+        return (25,)
+    return (p for p in range(24, 0, -1) if me[p])
+
+
+def legal_plays(pos: Position, dice: Sequence[int]) -> list[Play]:
+    """Every distinct position reachable with ``dice``, each once with its canonical move.
+
+    A roll with no legal play returns one Play with the empty move and the unchanged position.
+    """
+    d1, d2 = check_dice(dice)
+    me, them = _to_cells(pos)
+    found: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, int, tuple[Step, ...]]] = {}
+    best_used = 0
+
+    def record(me_: list[int], them_: list[int], steps: tuple[Step, ...], top_die: int) -> None:
+        nonlocal best_used
+        used = len(steps)
+        if used < best_used:
+            return
+        if used > best_used:
+            best_used = used
+            found.clear()
+        key = (tuple(me_), tuple(them_))
+        canon = tuple(sorted(steps, reverse=True))
+        old = found.get(key)
+        if old is None or (top_die, canon) > (old[1], old[2]):
+            found[key] = (used, top_die, canon)
+
+    if d1 == d2:
+        die = d1
+
+        def rec_double(me_: list[int], them_: list[int], steps: tuple[Step, ...], max_src: int) -> None:
+            moved = False
+            if len(steps) < 4:
+                for src in _sources(me_):
+                    if src > max_src:
+                        continue
+                    dst = _step_dest(me_, them_, src, die)
+                    if dst < 0:
+                        continue
+                    moved = True
+                    m2, t2 = _apply(me_, them_, src, dst)
+                    rec_double(m2, t2, (*steps, (src, dst)), src)
+            if not moved:
+                record(me_, them_, steps, die)
+
+        rec_double(me, them, (), 25)
+    else:
+        for first, second in ((d1, d2), (d2, d1)):
+            moved_first = False
+            for src in tuple(_sources(me)):
+                dst = _step_dest(me, them, src, first)
+                if dst < 0:
+                    continue
+                moved_first = True
+                m1, t1 = _apply(me, them, src, dst)
+                moved_second = False
+                for src2 in tuple(_sources(m1)):
+                    dst2 = _step_dest(m1, t1, src2, second)
+                    if dst2 < 0:
+                        continue
+                    moved_second = True
+                    m2, t2 = _apply(m1, t1, src2, dst2)
+                    record(m2, t2, ((src, dst), (src2, dst2)), max(first, second))
+                if not moved_second:
+                    record(m1, t1, ((src, dst),), first)
+            if not moved_first:
+                record(me, them, (), 0)
+        if best_used == 1:
+            # Only one die can be played: the larger one must be, if it can.
+            high = max(d1, d2)
+            if any(top == high for _, top, _ in found.values()):
+                for key in [k for k, v in found.items() if v[1] != high]:
+                    del found[key]
+
+    plays = []
+    for (m_, t_), (_, _, canon) in found.items():
+        plays.append(Play(Move(canon), _from_cells(list(m_), list(t_))))
+    plays.sort(key=lambda pl: pl.move.steps, reverse=True)
+    return plays
+
+
+def find_play(pos: Position, dice: Sequence[int], move: Move) -> Play:
+    """The legal Play that ``move`` describes, or IllegalMoveError.
+
+    The steps are applied literally and the result must be one of the legal positions, so consolidated notation
+    (``24/13`` for 6-5) and any step order are accepted, while a move that uses the dice wrongly is not.
+    """
+    d1, d2 = check_dice(dice)
+    plays = legal_plays(pos, (d1, d2))
+    target = _try_steps(pos, move)
+    for play in plays:
+        if play.position == target:
+            return play
+    choices = ", ".join(str(p.move) or "(no move)" for p in plays[:8])
+    raise IllegalMoveError(
+        f"{move or '(no move)'} is not a legal play of {d1}{d2} in {pos.position_id}; legal: {choices}"
+        + (" ..." if len(plays) > 8 else "")
+    )
+
+
+def apply_move(pos: Position, dice: Sequence[int], move: Move) -> Position:
+    """The position after ``move`` (seen by the mover); IllegalMoveError if it is not a legal play."""
+    return find_play(pos, dice, move).position
+
+
+def _try_steps(pos: Position, move: Move) -> Position | None:
+    """Apply the steps literally (no dice check); None if a step moves a chequer that is not there."""
+    me, them = _to_cells(pos)
+    for src, dst in move.steps:
+        if not me[src] or (me[25] and src != 25):
+            return None
+        if dst and them[dst] >= 2:
+            return None
+        me, them = _apply(me, them, src, dst)
+    return _from_cells(me, them)
