@@ -1,0 +1,136 @@
+"""`gammond position ID` and `gammond moves ID DICE`: the rules engine at work from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from bot.commands._output import batch, emit
+from engine.errors import InvalidDiceError, InvalidIdError
+from engine.ids import MatchKey
+from engine.moves import legal_plays
+from engine.position import Position
+
+
+def parse_gnubg_id(text: str) -> tuple[Position, MatchKey | None]:
+    """``POSID`` or ``POSID:MATCHID`` (an optional ``GNUBGID`` prefix is accepted, as gnubg prints it)."""
+    text = text.strip()
+    if text.upper().startswith("GNUBGID"):
+        text = text[7:].strip()
+    pos_part, sep, match_part = text.partition(":")
+    position = Position.from_id(pos_part)
+    return position, (MatchKey.decode(match_part) if sep else None)
+
+
+def parse_dice(text: Any) -> tuple[int, int]:
+    if isinstance(text, list | tuple):
+        values = list(text)
+    else:
+        s = str(text).strip().replace("-", "").replace(",", "").replace(" ", "")
+        if len(s) != 2 or not s.isdigit():
+            raise InvalidDiceError(f"dice {text!r} must be two digits such as 62")
+        values = [int(s[0]), int(s[1])]
+    if len(values) != 2 or not all(isinstance(v, int) and 1 <= v <= 6 for v in values):
+        raise InvalidDiceError(f"dice {text!r} must be two numbers in 1..6")
+    return values[0], values[1]
+
+
+def describe_position(position: Position, key: MatchKey | None) -> dict[str, Any]:
+    pips = position.pips()
+    obj: dict[str, Any] = {
+        "position_id": position.position_id,
+        "board": {"on_roll": list(position.me), "opponent": list(position.opp)},
+        "pips": {"on_roll": pips[0], "opponent": pips[1]},
+        "off": {"on_roll": position.off[0], "opponent": position.off[1]},
+        "class": position.classify().name.lower(),
+    }
+    if key is not None:
+        obj["match_id"] = key.encode()
+        obj["match"] = {
+            "length": key.match_length,
+            "score": list(key.score),
+            "cube": key.cube,
+            "cube_owner": key.cube_owner,
+            "on_roll": key.move,
+            "turn": key.turn,
+            "crawford": key.crawford,
+            "game_state": key.game_state.name.lower(),
+            "doubled": key.doubled,
+            "resigned": key.resigned,
+            "dice": list(key.dice),
+            "jacoby": key.jacoby,
+        }
+    return obj
+
+
+def _position_text(obj: dict[str, Any], position: Position) -> str:
+    lines = [str(position), f"Class: {obj['class']}"]
+    m = obj.get("match")
+    if m:
+        length = "money" if m["length"] == 0 else f"{m['length']}-point match"
+        owner = {-1: "centred", 0: "player 0", 1: "player 1"}[m["cube_owner"]]
+        lines.append(
+            f"Match ID: {obj['match_id']}  {length}, score {m['score'][0]}-{m['score'][1]}, "
+            f"cube {m['cube']} {owner}, player {m['on_roll']} on roll, dice {m['dice'][0]}{m['dice'][1]}"
+            + (", Crawford game" if m["crawford"] else "")
+        )
+    return "\n".join(lines)
+
+
+def cmd_position(args: argparse.Namespace) -> int:
+    position, key = parse_gnubg_id(args.id)
+    obj = describe_position(position, key)
+    emit(obj, args.json, lambda o: _position_text(o, position))
+    return 0
+
+
+def moves_reply(position: Position, dice: tuple[int, int]) -> dict[str, Any]:
+    plays = legal_plays(position, dice)
+    return {
+        "position_id": position.position_id,
+        "dice": list(dice),
+        "moves": [
+            # The resulting ID is the one gnubg shows after the move: the opponent is then on roll.
+            {"move": str(p.move), "position_id": p.position.swap().position_id}
+            for p in plays
+        ],
+    }
+
+
+def cmd_moves(args: argparse.Namespace) -> int:
+    if args.batch:
+
+        def handle(req: dict[str, Any]) -> dict[str, Any]:
+            position, _ = parse_gnubg_id(str(req["id"]))
+            reply = moves_reply(position, parse_dice(req["dice"]))
+            reply["id"] = req["id"]
+            return reply
+
+        return batch(handle, sys.stdin, sys.stdout)
+    if args.id is None or args.dice is None:
+        raise InvalidIdError("give ID and DICE, or --batch")
+    position, _ = parse_gnubg_id(args.id)
+    reply = moves_reply(position, parse_dice(args.dice))
+    if args.json:
+        emit(reply, True, str)
+    else:
+        for i, m in enumerate(reply["moves"], 1):
+            print(f"{i:3d}. {m['move'] or '(no legal move)':<28s} {m['position_id']}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("position", help="decode a gnubg position ID or POSID:MATCHID")
+    p.add_argument("id", help="POSID or POSID:MATCHID")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.set_defaults(func=cmd_position)
+
+    p = sub.add_parser("moves", help="every legal move with its resulting position ID")
+    p.add_argument("id", nargs="?", help="POSID or POSID:MATCHID")
+    p.add_argument("dice", nargs="?", help="the roll, e.g. 62")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument(
+        "--batch", action="store_true", help='read {"id": ..., "dice": [d1, d2]} lines on stdin, answer a line each'
+    )
+    p.set_defaults(func=cmd_moves)

@@ -1,0 +1,76 @@
+"""Neural-net input encoding, vectorised over a batch with numpy.
+
+Boards travel as an int array of shape (n, 2, 25): side 0 = the player on roll, side 1 = the opponent, each in its
+own numbering (index i = point i + 1, index 24 = bar), exactly the layout of ``Position.me`` / ``Position.opp``.
+
+Inputs (``N_INPUTS`` = 212), the same for every net so that one encoder serves contact, crashed and race:
+
+* 200 base inputs, gnubg's layout: for each side (on roll first) and each of its 25 cells, four units
+  n == 1, n == 2, n >= 3 and (n - 3) / 2 when n > 3 (the bar uses gnubg's cumulative variant: n >= 1, n >= 2, n >= 3,
+  (n - 3) / 2), so that the net sees blots, points and spares apart;
+* 6 cheap features per side (on roll first), each scaled to about [0, 1]: chequers off / 15, pip count / 167,
+  chequers in the opponent's home board (own points 19-24 and the bar) / 15, made points in the own home board / 6,
+  length of the longest run of made points / 6, blots / 15.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.position import Position
+
+N_BASE = 200
+N_FEATURES_PER_SIDE = 6
+N_INPUTS = N_BASE + 2 * N_FEATURES_PER_SIDE
+FEATURE_NAMES = ("off", "pips", "back", "home_points", "prime", "blots")
+
+_PIP_WEIGHTS = np.arange(1, 26, dtype=np.float32)
+
+
+def positions_to_array(positions: Sequence[Position]) -> np.ndarray:
+    """(n, 2, 25) int8 boards, side 0 on roll."""
+    if not positions:
+        return np.zeros((0, 2, 25), dtype=np.int8)
+    return np.array([(p.me, p.opp) for p in positions], dtype=np.int8)
+
+
+def encode(boards: np.ndarray) -> np.ndarray:
+    """float32 inputs of shape (n, N_INPUTS) for boards of shape (n, 2, 25)."""
+    b = np.asarray(boards, dtype=np.float32)
+    if b.ndim != 3 or b.shape[1:] != (2, 25):
+        raise ValueError(f"boards must have shape (n, 2, 25), not {b.shape}")
+    n = b.shape[0]
+    out = np.empty((n, N_INPUTS), dtype=np.float32)
+
+    base = np.empty((n, 2, 25, 4), dtype=np.float32)
+    base[..., 0] = b == 1
+    base[..., 1] = b == 2
+    base[..., 2] = b >= 3
+    base[..., 3] = np.maximum(b - 3.0, 0.0) / 2.0
+    bar = b[:, :, 24]
+    base[:, :, 24, 0] = bar >= 1
+    base[:, :, 24, 1] = bar >= 2
+    out[:, :N_BASE] = base.reshape(n, N_BASE)
+
+    made = b[:, :, :24] >= 2
+    feats = np.empty((n, 2, N_FEATURES_PER_SIDE), dtype=np.float32)
+    feats[..., 0] = (15.0 - b.sum(axis=2)) / 15.0
+    feats[..., 1] = (b @ _PIP_WEIGHTS) / 167.0
+    feats[..., 2] = b[:, :, 18:25].sum(axis=2) / 15.0
+    feats[..., 3] = made[:, :, :6].sum(axis=2) / 6.0
+    feats[..., 4] = np.minimum(_longest_run(made), 6) / 6.0
+    feats[..., 5] = (b[:, :, :24] == 1).sum(axis=2) / 15.0
+    out[:, N_BASE:] = feats.reshape(n, 2 * N_FEATURES_PER_SIDE)
+    return out
+
+
+def _longest_run(made: np.ndarray) -> np.ndarray:
+    """Longest run of consecutive True along the last axis (length 24), vectorised."""
+    run = np.zeros(made.shape[:-1], dtype=np.int16)
+    best = np.zeros_like(run)
+    for i in range(made.shape[-1]):
+        run = np.where(made[..., i], run + 1, 0)
+        np.maximum(best, run, out=best)
+    return best

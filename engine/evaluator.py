@@ -1,0 +1,186 @@
+"""Evaluators: a batch of positions in, gnubg's five cumulative probabilities out.
+
+Each row is (win, win gammon, win backgammon, lose gammon, lose backgammon) for the player on roll *before* rolling,
+gammons including backgammons, as gnubg reports them. The composite evaluator routes every position to the most
+exact source that applies: a finished game is scored, bearoff positions go to the exact databases when they are
+available, the rest to the neural net of the position's class, and with no model file to BRAS as a last resort.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from engine.encoding import N_INPUTS, encode, positions_to_array
+from engine.errors import EngineError
+from engine.position import Position, PositionClass
+
+WIN, WIN_G, WIN_BG, LOSE_G, LOSE_BG = range(5)
+MODELS_DIR = Path(__file__).parent / "data" / "models"
+
+
+class ModelError(EngineError):
+    """A model file that is missing, unreadable or of the wrong shape."""
+
+
+class Evaluator(Protocol):
+    def evaluate(self, positions: Sequence[Position]) -> np.ndarray:
+        """float64 array of shape (len(positions), 5)."""
+        ...
+
+
+def money_equity(probs: np.ndarray) -> np.ndarray:
+    """Cubeless money equity of gnubg's 5 outputs: 2w - 1 + wg - lg + wbg - lbg."""
+    p = np.asarray(probs, dtype=np.float64)
+    return 2.0 * p[..., WIN] - 1.0 + p[..., WIN_G] - p[..., LOSE_G] + p[..., WIN_BG] - p[..., LOSE_BG]
+
+
+def invert(probs: np.ndarray) -> np.ndarray:
+    """The same outcome seen by the other player."""
+    p = np.asarray(probs, dtype=np.float64)
+    out = np.empty_like(p)
+    out[..., WIN] = 1.0 - p[..., WIN]
+    out[..., WIN_G] = p[..., LOSE_G]
+    out[..., WIN_BG] = p[..., LOSE_BG]
+    out[..., LOSE_G] = p[..., WIN_G]
+    out[..., LOSE_BG] = p[..., WIN_BG]
+    return out
+
+
+def sanitise(probs: np.ndarray) -> np.ndarray:
+    """Clip to [0, 1] and keep the cumulative order gnubg guarantees (bg <= gammon <= win or loss)."""
+    p = np.clip(np.asarray(probs, dtype=np.float64), 0.0, 1.0)
+    p[..., WIN_G] = np.minimum(p[..., WIN_G], p[..., WIN])
+    p[..., WIN_BG] = np.minimum(p[..., WIN_BG], p[..., WIN_G])
+    p[..., LOSE_G] = np.minimum(p[..., LOSE_G], 1.0 - p[..., WIN])
+    p[..., LOSE_BG] = np.minimum(p[..., LOSE_BG], p[..., LOSE_G])
+    return p
+
+
+def terminal_probs(position: Position) -> np.ndarray:
+    """Outcome of a finished game from the view of the player 'on roll' in ``position``."""
+    if not any(position.me):
+        winner, loser = position.me, position.opp
+        sign = 1
+    elif not any(position.opp):
+        winner, loser = position.opp, position.me
+        sign = -1
+    else:
+        raise EngineError(f"{position.position_id} is not a finished game")
+    del winner
+    gammon = sum(loser) == 15
+    # Backgammon: the loser still has a chequer on the bar or in the winner's home board (loser's points 19-24).
+    backgammon = gammon and any(loser[18:25])
+    row = np.zeros(5)
+    if sign > 0:
+        row[[WIN, WIN_G, WIN_BG]] = (1.0, float(gammon), float(backgammon))
+    else:
+        row[[LOSE_G, LOSE_BG]] = (float(gammon), float(backgammon))
+    return row
+
+
+@dataclass(eq=False)  # identity semantics: nets group positions by session
+class OnnxNet:
+    """One onnxruntime session for one net, created once; the batch dimension is dynamic."""
+
+    path: Path
+    threads: int = 1
+    _session: object = field(init=False, repr=False)
+    _input: str = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        import onnxruntime as ort  # imported here so that rules-only users do not pay for it
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(str(self.path), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise ModelError(f"cannot load model {self.path}: {exc}") from None
+        inp = self._session.get_inputs()[0]  # type: ignore[attr-defined]
+        if inp.shape[-1] != N_INPUTS:
+            raise ModelError(f"model {self.path} takes {inp.shape[-1]} inputs, the encoder makes {N_INPUTS}")
+        self._input = inp.name
+
+    def run(self, inputs: np.ndarray) -> np.ndarray:
+        out = self._session.run(None, {self._input: inputs})[0]  # type: ignore[attr-defined]
+        return np.asarray(out, dtype=np.float64)
+
+
+class NetEvaluator:
+    """The ONNX nets by position class, as listed in ``manifest.json`` of a model folder."""
+
+    def __init__(self, models_dir: Path = MODELS_DIR, threads: int = 1) -> None:
+        manifest_path = models_dir / "manifest.json"
+        try:
+            manifest = json.loads(manifest_path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ModelError(f"cannot read {manifest_path}: {exc}") from None
+        self.name = str(manifest.get("name", models_dir.name))
+        self.nets: dict[str, OnnxNet] = {}
+        for cls_name, filename in manifest["nets"].items():
+            self.nets[cls_name] = OnnxNet(models_dir / filename, threads)
+        if "contact" not in self.nets:
+            raise ModelError(f"{manifest_path} lists no contact net")
+
+    def net_for(self, cls: PositionClass) -> OnnxNet:
+        if cls == PositionClass.CRASHED:
+            return self.nets.get("crashed", self.nets["contact"])
+        if cls == PositionClass.CONTACT:
+            return self.nets["contact"]
+        return self.nets.get("race", self.nets["contact"])
+
+    def evaluate_boards(self, boards: np.ndarray, net: OnnxNet) -> np.ndarray:
+        return sanitise(net.run(encode(boards)))
+
+
+class CompositeEvaluator:
+    """Routes each position to terminal scoring, the bearoff databases, the class nets, or BRAS."""
+
+    def __init__(
+        self,
+        nets: NetEvaluator | None,
+        bearoff: Evaluator | None = None,
+        bearoff_applies: Callable[[Position], bool] | None = None,
+        fallback: Evaluator | None = None,
+    ) -> None:
+        if nets is None and fallback is None:
+            raise ModelError("an evaluator needs nets or a fallback")
+        self.nets = nets
+        self.bearoff = bearoff
+        self.bearoff_applies = bearoff_applies
+        self.fallback = fallback
+
+    def evaluate(self, positions: Sequence[Position]) -> np.ndarray:
+        n = len(positions)
+        out = np.zeros((n, 5))
+        groups: dict[object, list[int]] = {}
+        bearoff_rows: list[int] = []
+        for i, pos in enumerate(positions):
+            cls = pos.classify()
+            if cls == PositionClass.OVER:
+                out[i] = terminal_probs(pos)
+            elif self.bearoff is not None and self.bearoff_applies is not None and self.bearoff_applies(pos):
+                bearoff_rows.append(i)
+            elif self.nets is not None:
+                groups.setdefault(self.nets.net_for(cls), []).append(i)
+            else:
+                groups.setdefault(None, []).append(i)
+        if bearoff_rows:
+            assert self.bearoff is not None
+            out[bearoff_rows] = self.bearoff.evaluate([positions[i] for i in bearoff_rows])
+        for net, rows in groups.items():
+            if net is None:
+                assert self.fallback is not None
+                out[rows] = self.fallback.evaluate([positions[i] for i in rows])
+            else:
+                assert self.nets is not None and isinstance(net, OnnxNet)
+                boards = positions_to_array([positions[i] for i in rows])
+                out[rows] = self.nets.evaluate_boards(boards, net)
+        return out

@@ -1,0 +1,2 @@
+"""Training pipeline for gammond's nets (needs the `train` extra: torch, onnx, matplotlib, bgsage). Never imported
+by the daemon."""

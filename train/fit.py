@@ -1,0 +1,193 @@
+"""Stage 3: fit one net per position class on the labelled shards, export it to ONNX and check onnxruntime.
+
+    python -m train.fit --net contact --run train/runs/v1 --epochs 40
+    python -m train.fit --net race --run train/runs/v1 --epochs 40
+
+The run folder keeps ``checkpoint_<net>.pt`` after every epoch (an interrupted fit resumes from it), a loss plot
+``loss_<net>.png``, a JSON log, and the exported ``<net>.onnx``, whose outputs onnxruntime must reproduce to 1e-5.
+Inputs are ``engine.encoding.encode``; outputs are gnubg's five cumulative probabilities through a sigmoid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from engine.encoding import N_INPUTS, encode
+from train.progress import progress
+
+
+def load_data(positions: Path, labels: Path, net: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Boards, targets and a shard index for every labelled position of the net's class."""
+    boards, probs, shard = [], [], []
+    for i, lab in enumerate(sorted(labels.glob("shard_*.npz"))):
+        if ".tmp" in lab.name:
+            continue
+        b = np.load(positions / lab.name)["boards"]
+        p = np.load(lab)["probs"]
+        keep = class_mask(b, net)
+        boards.append(b[keep])
+        probs.append(p[keep])
+        shard.append(np.full(int(keep.sum()), i))
+    if not boards:
+        raise SystemExit(f"no labelled shards in {labels}")
+    return np.concatenate(boards), np.concatenate(probs), np.concatenate(shard)
+
+
+def class_mask(boards: np.ndarray, net: str) -> np.ndarray:
+    """Contact when the rearmost chequers of the two sides have not passed each other (gnubg's rule)."""
+    occupied = boards > 0
+    idx = np.arange(25)
+    back = np.where(occupied, idx, -1).max(axis=2)  # (n, 2)
+    alive = (back >= 0).all(axis=1)
+    contact = back.sum(axis=1) > 22
+    if net == "contact":
+        return alive & contact
+    if net == "race":
+        return alive & ~contact
+    raise SystemExit(f"unknown net {net!r}")
+
+
+def build_model(hidden: list[int]):  # type: ignore[no-untyped-def]
+    import torch
+
+    layers: list[torch.nn.Module] = []
+    width = N_INPUTS
+    for h in hidden:
+        layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
+        width = h
+    layers += [torch.nn.Linear(width, 5)]
+    return torch.nn.Sequential(*layers)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--net", choices=["contact", "race"], required=True)
+    ap.add_argument("--positions", type=Path, default=Path("train/data/positions"))
+    ap.add_argument("--labels", type=Path, default=Path("train/data/labels"))
+    ap.add_argument("--run", type=Path, required=True)
+    ap.add_argument("--hidden", default="256,256")
+    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--batch", type=int, default=512)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    args.run.mkdir(parents=True, exist_ok=True)
+    hidden = [int(h) for h in args.hidden.split(",")]
+
+    boards, probs, shard = load_data(args.positions, args.labels, args.net)
+    if shard.max() > shard.min():
+        val = shard == shard.max()  # the last shard is held out
+    else:
+        val = np.random.default_rng(args.seed).random(len(shard)) < 0.05
+    x = torch.from_numpy(encode(boards))
+    y = torch.from_numpy(probs.astype(np.float32))
+    xt, yt, xv, yv = x[~val], y[~val], x[val], y[val]
+    print(f"{args.net}: {len(xt)} training and {len(xv)} validation positions")
+
+    model = build_model(hidden)
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
+    ckpt = args.run / f"checkpoint_{args.net}.pt"
+    log: list[dict[str, float]] = []
+    start = 0
+    if ckpt.exists():
+        state = torch.load(ckpt, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        log, start = state["log"], state["epoch"]
+        print(f"resumed at epoch {start}")
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    gen = torch.Generator().manual_seed(args.seed)
+    t0 = time.time()
+    for epoch in progress(range(start, args.epochs), desc=f"fit {args.net}", total=args.epochs - start):
+        model.train()
+        order = torch.randperm(len(xt), generator=gen)
+        total = 0.0
+        for i in range(0, len(xt), args.batch):
+            idx = order[i : i + args.batch]
+            opt.zero_grad()
+            loss = loss_fn(model(xt[idx]), yt[idx])
+            loss.backward()
+            opt.step()
+            total += float(loss) * len(idx)
+        sched.step()
+        model.eval()
+        with torch.no_grad():
+            pv = torch.sigmoid(model(xv))
+            val_loss = float(loss_fn(model(xv), yv))
+            mae_win = float((pv[:, 0] - yv[:, 0]).abs().mean())
+            eq = lambda p: 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]  # noqa: E731
+            mae_eq = float((eq(pv) - eq(yv)).abs().mean())
+        log.append(
+            {"epoch": epoch + 1, "train_loss": total / len(xt), "val_loss": val_loss, "val_mae_win": mae_win,
+             "val_mae_equity": mae_eq, "seconds": time.time() - t0}
+        )
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
+                    "log": log, "epoch": epoch + 1, "hidden": hidden}, ckpt)
+    (args.run / f"log_{args.net}.json").write_text(json.dumps(log, indent=1))
+    if log:
+        print(json.dumps(log[-1]))
+    plot_loss(log, args.run / f"loss_{args.net}.png", args.net)
+    export_onnx(model, args.run / f"{args.net}.onnx", xv[:256])
+    return 0
+
+
+def plot_loss(log: list[dict[str, float]], path: Path, title: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    ep = [r["epoch"] for r in log]
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    ax[0].plot(ep, [r["train_loss"] for r in log], label="train")
+    ax[0].plot(ep, [r["val_loss"] for r in log], label="validation")
+    ax[0].set_xlabel("epoch")
+    ax[0].set_ylabel("BCE loss")
+    ax[0].legend()
+    ax[1].plot(ep, [r["val_mae_equity"] for r in log], label="equity")
+    ax[1].plot(ep, [r["val_mae_win"] for r in log], label="P(win)")
+    ax[1].set_xlabel("epoch")
+    ax[1].set_ylabel("validation mean abs error")
+    ax[1].legend()
+    fig.suptitle(f"{title} net")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def export_onnx(model, path: Path, sample) -> None:  # type: ignore[no-untyped-def]
+    """Export with the sigmoid inside the graph and a dynamic batch, then check onnxruntime against torch."""
+    import onnxruntime as ort
+    import torch
+
+    wrapped = torch.nn.Sequential(model, torch.nn.Sigmoid()).eval()
+    torch.onnx.export(
+        wrapped, (sample[:1],), str(path), input_names=["inputs"], output_names=["probs"],
+        dynamic_axes={"inputs": {0: "batch"}, "probs": {0: "batch"}}, opset_version=17, dynamo=False,
+    )
+    with torch.no_grad():
+        expected = wrapped(sample).numpy()
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"inputs": sample.numpy()})[0]
+    err = float(np.abs(got - expected).max())
+    if err > 1e-5:
+        raise SystemExit(f"onnxruntime differs from torch by {err:.2e} (> 1e-5)")
+    print(f"exported {path} ({path.stat().st_size} bytes); onnxruntime matches torch to {err:.1e}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
