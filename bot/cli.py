@@ -10,6 +10,7 @@ from collections.abc import Sequence
 # Each module registers its subcommands; kept as a list so a missing optional module is a clear error.
 COMMAND_MODULES = (
     "bot.commands.ids",
+    "bot.commands.analysis",
 )
 
 

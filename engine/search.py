@@ -23,12 +23,19 @@ ROLLS: tuple[tuple[tuple[int, int], int], ...] = tuple(
     ((a, b), 1 if a == b else 2) for a in range(1, 7) for b in range(a, 0, -1)
 )
 EquityFn = Callable[[np.ndarray], np.ndarray]
+# Ranks root candidates: (positions after the move, opponent on roll; the mover's probabilities) -> mover's equity.
+# Cube-aware callers pass cubeful equities here; the inner nodes of the tree use a cubeless EquityFn.
+RootEquityFn = Callable[[Sequence[Position], np.ndarray], np.ndarray]
+
+
+def cubeless_root(equity: EquityFn = money_equity) -> RootEquityFn:
+    return lambda _positions, probs: equity(probs)
 
 
 @dataclass(frozen=True, slots=True)
 class MoveFilter:
-    """gnubg's move filter for one ply: always keep ``accept`` moves, then up to ``extra`` more within
-    ``threshold`` of the best; ``accept = -1`` skips that ply (the survivors go straight to the next)."""
+    """gnubg's move filter for one ply: always keep ``accept`` moves (at least the best), then up to ``extra``
+    more within ``threshold`` of the best; ``accept = -1`` skips that ply (the survivors go straight on)."""
 
     accept: int
     extra: int = 0
@@ -65,7 +72,8 @@ def apply_filter(equities: np.ndarray, flt: MoveFilter) -> np.ndarray:
         return order
     keep = max(flt.accept, 1)
     best = equities[order[0]]
-    extra = [i for i in order[keep:] if equities[i] >= best - flt.threshold][: flt.extra]
+    # As gnubg: up to accept + extra moves in all, the ones past ``accept`` only within the threshold.
+    extra = [i for i in order[keep : flt.accept + flt.extra] if equities[i] >= best - flt.threshold]
     return np.concatenate([order[:keep], np.array(extra, dtype=order.dtype)])
 
 
@@ -122,15 +130,18 @@ class Search:
         plies: int = 0,
         move_filter: str | Sequence[MoveFilter] = "normal",
         equity: EquityFn = money_equity,
+        root_equity: RootEquityFn | None = None,
         perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None,
     ) -> list[RankedMove]:
-        """Legal plays best first. ``perturb`` (noise) distorts the mover's probabilities of each candidate."""
+        """Legal plays best first. ``equity`` chooses moves inside the tree, ``root_equity`` (default: the same)
+        ranks the candidates; ``perturb`` (noise) distorts the mover's probabilities of each candidate."""
         plays = legal_plays(position, dice)
         after = [p.position.swap() for p in plays]  # the opponent is on roll after our move
         probs = invert(self.evaluator.evaluate(after))
         if perturb is not None:
             probs = perturb(after, probs)
-        eq = equity(probs)
+        rank_eq = root_equity or cubeless_root(equity)
+        eq = rank_eq(after, probs)
         depth = np.zeros(len(plays), dtype=int)
         alive = np.argsort(-eq, kind="stable")
         if plies > 0 and len(plays) > 1:
@@ -145,11 +156,11 @@ class Search:
                 nxt = k + 1
                 if nxt == plies or filters[nxt].accept >= 0:
                     probs[alive] = self._deepen(after, alive, nxt, equity, perturb)
-                    eq[alive] = equity(probs[alive])
+                    eq[alive] = rank_eq([after[i] for i in alive], probs[alive])
                     depth[alive] = nxt
             if plies not in set(depth[alive].tolist()):
                 probs[alive] = self._deepen(after, alive, plies, equity, perturb)
-                eq[alive] = equity(probs[alive])
+                eq[alive] = rank_eq([after[i] for i in alive], probs[alive])
                 depth[alive] = plies
         # Deeper-searched moves rank above shallower ones, as in gnubg's hint list.
         order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i]))

@@ -1,0 +1,158 @@
+"""n-ply search, move filters, levels and noise, on a small deterministic evaluator (no model file needed)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from engine.evaluator import invert, money_equity, terminal_probs
+from engine.levels import LEVELS, Level, LevelError, Noise, parse_level
+from engine.moves import legal_plays
+from engine.position import Position
+from engine.search import FILTERS, ROLLS, MoveFilter, Search, apply_filter
+
+
+class PipEvaluator:
+    """P(win) from the pip difference, a few gammons when far ahead: cheap, smooth and deterministic."""
+
+    calls = 0
+
+    def evaluate(self, positions):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        out = np.zeros((len(positions), 5))
+        for i, pos in enumerate(positions):
+            if pos.is_over():
+                out[i] = terminal_probs(pos)
+                continue
+            me, opp = pos.pips()
+            w = 1.0 / (1.0 + np.exp(-(opp - me + 8) / 15.0))
+            out[i] = (w, 0.2 * w * w, 0.0, 0.2 * (1 - w) ** 2, 0.0)
+        return out
+
+
+def race(points: dict[int, int]) -> Position:
+    return Position.from_points(points)
+
+
+def test_rolls_cover_all_36() -> None:
+    assert len(ROLLS) == 21
+    assert sum(w for _, w in ROLLS) == 36
+
+
+def test_zero_ply_prefers_the_hit() -> None:
+    # 6-1: 7/1* hits the blot on my ace point; the pip evaluator must rank it first.
+    pos = Position.from_points({13: 5, 8: 3, 7: 1, 6: 5, 1: -1, 24: 1, 12: -5, 17: -3, 19: -5, 18: -1})
+    ranked = Search(PipEvaluator()).rank(pos, (6, 1), plies=0)
+    assert ranked[0].play.position.opp[24] == 1  # the opponent's chequer is on the bar
+    assert ranked == sorted(ranked, key=lambda r: -r.equity)
+
+
+def test_one_ply_is_the_average_over_rolls_of_the_best_reply() -> None:
+    ev = PipEvaluator()
+    pos = Position.from_points({6: 2, 5: 2, 20: 1, 19: -3, 3: -2})
+    got = Search(ev).evaluate([pos], plies=1)[0]
+    expected = np.zeros(5)
+    for dice, weight in ROLLS:
+        after = [p.position.swap() for p in legal_plays(pos, dice)]
+        opp_view = ev.evaluate(after)
+        best = int(np.argmax(money_equity(invert(opp_view))))
+        expected += weight / 36.0 * invert(opp_view[best : best + 1])[0]
+    assert np.allclose(got, expected, atol=1e-12)
+
+
+def test_finished_positions_are_not_searched() -> None:
+    ev = PipEvaluator()
+    done = Position([0] * 25, Position.initial().opp)
+    probs = Search(ev).evaluate([done], plies=2)[0]
+    assert probs[0] == 1.0 and probs[1] == 1.0  # won a gammon: the loser has borne off nothing
+
+
+def test_deeper_search_ranks_survivors_first_and_respects_the_filter() -> None:
+    ev = PipEvaluator()
+    pos = Position.initial()
+    ranked = Search(ev).rank(pos, (4, 3), plies=1, move_filter="tiny")
+    deep = [r for r in ranked if r.plies == 1]
+    assert 1 <= len(deep) <= 5  # tiny keeps up to 5 moves within 0.08 of the best
+    assert all(r.plies == 1 for r in ranked[: len(deep)])
+    assert all(r.plies == 0 for r in ranked[len(deep) :])
+
+
+def test_apply_filter_keeps_best_and_extras_within_threshold() -> None:
+    eq = np.array([0.10, 0.50, 0.45, 0.20, 0.30, 0.49])
+    kept = apply_filter(eq, MoveFilter(0, 2, 0.06))
+    assert list(kept) == [1, 5]  # up to accept + extra = 2 moves in all
+    assert list(apply_filter(eq, MoveFilter(2, 0, 0.0))) == [1, 5]
+    assert len(apply_filter(eq, MoveFilter(-1))) == len(eq)
+
+
+def test_filter_presets_match_gnubg() -> None:
+    assert FILTERS["normal"][2] == (MoveFilter(0, 8, 0.16), MoveFilter(-1))
+    assert FILTERS["large"][2][0] == MoveFilter(0, 16, 0.32)
+
+
+def test_named_levels_are_gnubgs() -> None:
+    assert LEVELS["beginner"].chequer_noise == 0.060
+    assert LEVELS["intermediate"].cube_noise == 0.040
+    assert LEVELS["expert"].plies == 0 and LEVELS["expert"].chequer_noise == 0
+    assert LEVELS["worldclass"].plies == 2 and LEVELS["worldclass"].move_filter == "normal"
+    assert parse_level("World Class") == LEVELS["worldclass"]
+    explicit = parse_level("plies=1,noise=0.02,filter=large")
+    assert (explicit.plies, explicit.chequer_noise, explicit.cube_noise, explicit.move_filter) == (
+        1, 0.02, 0.02, "large")
+    assert parse_level("expert,cube_noise=0.01").cube_noise == 0.01
+
+
+@pytest.mark.parametrize("bad", ["", "godlike", "plies=9", "noise=-1", "plies=x", "filter=huge", "what"])
+def test_bad_levels_are_typed_errors(bad: str) -> None:
+    with pytest.raises(LevelError):
+        parse_level(bad)
+
+
+def _sample_positions(n: int, seed: int) -> list[Position]:
+    rng = random.Random(seed)
+    out = []
+    pos = Position.initial()
+    while len(out) < n:
+        plays = legal_plays(pos, (rng.randint(1, 6), rng.randint(1, 6)))
+        nxt = rng.choice(plays).position
+        if nxt.is_over():
+            pos = Position.initial()
+            continue
+        pos = nxt.swap()
+        out.append(pos)
+    return out
+
+
+def test_deterministic_noise_is_repeatable_and_unbiased() -> None:
+    positions = _sample_positions(2000, 3)
+    noise = Noise(1.0, deterministic=True, seed=5)
+    z = np.array([noise.normals(p) for p in positions])
+    assert np.array_equal(z[:10], np.array([noise.normals(p) for p in positions[:10]]))
+    assert abs(z.mean()) < 0.05  # unbiased, unlike gnubg 1.07's signed byte sum
+    assert 0.9 < z.std() < 1.1
+    other = Noise(1.0, deterministic=True, seed=6)
+    assert not np.array_equal(z[0], other.normals(positions[0]))
+
+
+def test_noise_scales_gammons_and_backgammons_down() -> None:
+    positions = _sample_positions(500, 4)
+    base = np.tile(np.array([0.5, 0.2, 0.05, 0.2, 0.05]), (len(positions), 1))
+    noisy = Noise(0.04, deterministic=True)(positions, base)
+    delta = np.abs(noisy - base).mean(axis=0)
+    assert delta[0] > 3 * delta[1] > 3 * 3 * delta[2] > 0
+
+
+def test_same_seed_same_choice_and_zero_noise_is_noiseless() -> None:
+    search = Search(PipEvaluator())
+    positions = _sample_positions(40, 8)
+    rng = random.Random(1)
+    for pos in positions:
+        dice = (rng.randint(1, 6), rng.randint(1, 6))
+        plain = search.rank(pos, dice)[0].play
+        assert search.rank(pos, dice, perturb=Level("z", chequer_noise=0.0).chequer_perturber())[0].play == plain
+        lv = Level("noisy", chequer_noise=0.06, seed=3)
+        a = search.rank(pos, dice, perturb=lv.chequer_perturber())[0].play
+        b = search.rank(pos, dice, perturb=lv.chequer_perturber())[0].play
+        assert a == b
