@@ -132,8 +132,11 @@ class MatchKey:
             raise InvalidIdError(f"dice {self.dice} are neither both 0 nor both in 1..6")
         if not 0 <= self.match_length <= MAX_SCORE:
             raise InvalidIdError(f"match length {self.match_length} is outside 0..{MAX_SCORE}")
+        # gnubg adds the whole last game to the score, so a finished match may end above its length
+        # (a gammon won at 0-0 of a 1-point match is written as 2-0), though never while a game is on.
+        finished = self.game_state in (GameState.OVER, GameState.RESIGNED, GameState.DROPPED)
         for s in self.score:
-            if s < 0 or s >= 1 << 15 or (self.match_length and s > self.match_length):
+            if s < 0 or s >= 1 << 15 or (self.match_length and s > self.match_length and not finished):
                 raise InvalidIdError(f"score {self.score} does not fit a {self.match_length}-point match")
         if self.crawford and not self.match_length:
             raise InvalidIdError("a money session has no Crawford game")
