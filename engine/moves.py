@@ -1,21 +1,23 @@
 """Moves and the legal-move generator.
 
 A ``Move`` is the list of chequer steps one player makes with one roll, in that player's own numbering:
-``from`` 1..24 or 25 (the bar), ``to`` 0 (off) .. 24. The generator returns each distinct resulting position once
-with one canonical move: steps in descending order of their source (always a playable order), and among several
-step lists that reach the same position the greatest one.
+``from`` 1..24 or 25 (the bar), ``to`` 0 (off) .. 24. The generator returns each distinct resulting position
+once with one canonical move: steps in descending order of their source (always a playable order), and among
+several step lists that reach the same position the greatest one.
 
-Rules (as gnubg and the Rules of Backgammon apply them): chequers on the bar enter first; both dice must be played
-when possible, else the larger one if either can be; doubles play up to four times; bearing off needs every chequer
-home, exact or from the highest occupied point when the die is larger; a lone opposing chequer is hit.
+Rules (as gnubg and the Rules of Backgammon apply them): chequers on the bar enter first; both dice must be
+played when possible, else the larger one if either can be; doubles play up to four times; bearing off needs
+every chequer home, exact or from the highest occupied point when the die is larger; a lone opposing chequer
+is hit. bench/verify_gnubg.py checks all this against gnubg 1.07 on 10,000 random positions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.errors import IllegalMoveError, InvalidDiceError
+from engine.errors import IllegalMoveError, InvalidDiceError, InvalidPositionError
 from engine.position import BAR, Position
 
 Step = tuple[int, int]
@@ -53,9 +55,7 @@ class Move:
     def __str__(self) -> str:
         if not self.steps:
             return ""
-        return " ".join(
-            f"{'bar' if s == 25 else s}/{'off' if d == 0 else d}" for s, d in self.steps
-        )
+        return " ".join(f"{'bar' if s == 25 else s}/{'off' if d == 0 else d}" for s, d in self.steps)
 
     def __repr__(self) -> str:
         return f"Move.of({', '.join(repr(s) for s in self.steps)})"
@@ -73,6 +73,10 @@ class Play:
 
 
 def check_dice(dice: Sequence[int]) -> tuple[int, int]:
+    if type(dice) is tuple and len(dice) == 2:  # the common case, checked without building anything
+        d1, d2 = dice
+        if type(d1) is int and type(d2) is int and 1 <= d1 <= 6 and 1 <= d2 <= 6:
+            return dice
     try:
         d1, d2 = (int(d) for d in dice)
     except (TypeError, ValueError):
@@ -82,9 +86,10 @@ def check_dice(dice: Sequence[int]) -> tuple[int, int]:
     return d1, d2
 
 
-# The generator works on a 26-cell list in the mover's numbering: cell 0 = borne off, 1..24 = points, 25 = bar,
-# and the opponent's chequers mapped into the same numbering: ``their[p]`` = count on my point p (1..24),
-# ``their[25]`` = their bar (their cell 0 is unused). Lists are copied per step, which keeps the code plain.
+# The reference generator works on a 26-cell list in the mover's numbering: cell 0 = borne off, 1..24 =
+# points, 25 = bar, and the opponent's chequers mapped into the same numbering: ``their[p]`` = count on my
+# point p (1..24), ``their[25]`` = their bar (their cell 0 is unused). Lists are copied per step: plain and
+# slow; engine/_movegen.c does the same on byte arrays.
 
 
 def _to_cells(pos: Position) -> tuple[list[int], list[int]]:
@@ -102,7 +107,7 @@ def _to_cells(pos: Position) -> tuple[list[int], list[int]]:
 
 def _from_cells(me: list[int], them: list[int]) -> Position:
     m = tuple(me[1:26])
-    o = tuple(them[24 - i] for i in range(24)) + (them[25],)
+    o = (*(them[24 - i] for i in range(24)), them[25])
     return Position._trusted(m, o)
 
 
@@ -148,9 +153,18 @@ def _sources(me: list[int]) -> Iterable[int]:
 def legal_plays(pos: Position, dice: Sequence[int]) -> list[Play]:
     """Every distinct position reachable with ``dice``, each once with its canonical move.
 
-    A roll with no legal play returns one Play with the empty move and the unchanged position.
+    A roll with no legal play returns one Play with the empty move and the unchanged position. The list is in
+    descending order of the moves' steps. The C extension (engine/_movegen.c) computes it when it is built;
+    the pure-Python generator below is the reference and the fallback, and both return the same list.
     """
     d1, d2 = check_dice(dice)
+    if not isinstance(pos, Position):
+        raise InvalidPositionError(f"expected a Position, not {type(pos).__name__}")
+    return _generate(pos, d1, d2)
+
+
+def _legal_plays_python(pos: Position, d1: int, d2: int) -> list[Play]:
+    """The reference generator: plain lists copied per step, every play order tried."""
     me, them = _to_cells(pos)
     found: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, int, tuple[Step, ...]]] = {}
     best_used = 0
@@ -223,11 +237,29 @@ def legal_plays(pos: Position, dice: Sequence[int]) -> list[Play]:
     return plays
 
 
+def _load_extension() -> Callable[[Position, int, int], list[Play]] | None:
+    """The C generator, or None when it is not built or GAMMOND_PURE_PYTHON=1 asks for the reference."""
+    if os.environ.get("GAMMOND_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from engine import _movegen  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    _movegen.setup(Position, Move, Play, InvalidPositionError)
+    return _movegen.legal_plays
+
+
+_legal_plays_c = _load_extension()
+_generate = _legal_plays_c or _legal_plays_python
+IMPLEMENTATION = "c" if _legal_plays_c else "python"  # which generator legal_plays uses (for benchmarks)
+
+
 def find_play(pos: Position, dice: Sequence[int], move: Move) -> Play:
     """The legal Play that ``move`` describes, or IllegalMoveError.
 
-    The steps are applied literally and the result must be one of the legal positions, so consolidated notation
-    (``24/13`` for 6-5) and any step order are accepted, while a move that uses the dice wrongly is not.
+    The steps are applied literally and the result must be one of the legal positions, so consolidated
+    notation (``24/13`` for 6-5) and any step order are accepted, while a move that uses the dice wrongly is
+    not.
     """
     d1, d2 = check_dice(dice)
     plays = legal_plays(pos, (d1, d2))
