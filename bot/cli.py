@@ -11,11 +11,14 @@ from collections.abc import Sequence
 COMMAND_MODULES = (
     "bot.commands.ids",
     "bot.commands.analysis",
+    "bot.commands.selfplay",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gammond", description="gammond: a backgammon bot daemon and toolkit")
+    parser = argparse.ArgumentParser(
+        prog="gammond", description="gammond: a backgammon bot daemon and toolkit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

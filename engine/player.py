@@ -61,8 +61,13 @@ def cube_info(state: MatchState) -> cubes.CubeInfo:
 
 
 class Player:
-    def __init__(self, analyser: Analyser, level: Level | None = None, rng: random.Random | None = None,
-                 resign_tolerance: float = 1e-3) -> None:
+    def __init__(
+        self,
+        analyser: Analyser,
+        level: Level | None = None,
+        rng: random.Random | None = None,
+        resign_tolerance: float = 1e-3,
+    ) -> None:
         self.analyser = analyser
         self.level = level or LEVELS["expert"]
         self.rng = rng or random.Random()
@@ -75,7 +80,9 @@ class Player:
         if state.game_state != GameState.PLAYING:
             raise IllegalActionError(f"no decision is due: game state {state.game_state.name}")
         if state.resigned:
-            return Decision(Action.ACCEPT if self.accepts_resignation(state) else Action.REJECT, level=state.resigned)
+            return Decision(
+                Action.ACCEPT if self.accepts_resignation(state) else Action.REJECT, level=state.resigned
+            )
         if state.doubled:
             return Decision(self.answer_double(state))
         if state.dice == (0, 0):
@@ -87,7 +94,11 @@ class Player:
 
     def choose_move(self, state: MatchState) -> RankedMove:
         ranked = self.analyser.hint(
-            state.position, state.dice, cube_info(state), self.level.plies, self.level.move_filter,
+            state.position,
+            state.dice,
+            cube_info(state),
+            self.level.plies,
+            self.level.move_filter,
             perturb=self._chequer_noise,
         )
         return ranked[0]
@@ -115,14 +126,18 @@ class Player:
         """The level to offer before rolling, or 0 to play on."""
         ev = self.analyser.evaluate(state.position, cube_info(state), 0)
         x = cubes.cube_efficiency(state.position)
-        level = cubes.resign_decision(ev.probs, cube_info(state), x, tolerance=self.resign_tolerance,
-                                      met=self.analyser.met)
-        return int(level) if level else 0
+        level = cubes.resign_decision(
+            ev.probs, cube_info(state), x, tolerance=self.resign_tolerance, met=self.analyser.met
+        )
+        if not level or int(level) <= state.resignation_declined:
+            return 0  # a declined offer may not be repeated (or lowered) before the next roll
+        return int(level)
 
     def accepts_resignation(self, state: MatchState) -> bool:
         """Accept the resignation offered to us (``state.turn``) when it gives at least our equity of playing on."""
         ci = cube_info(state)
         ev = self.analyser.evaluate(state.position, ci, self.level.cube_depth)
         x = cubes.cube_efficiency(state.position)
-        return cubes.accept_resignation(state.resigned, ev.probs, ci, x, resigner=1 - state.turn,
-                                        met=self.analyser.met)
+        return cubes.accept_resignation(
+            state.resigned, ev.probs, ci, x, resigner=1 - state.turn, met=self.analyser.met
+        )
