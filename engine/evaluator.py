@@ -140,6 +140,47 @@ class NetEvaluator:
         return sanitise(net.run(encode(boards)))
 
 
+_IDX = np.arange(25)
+
+
+def route(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vectorised gnubg classification of (n, 2, 25) boards: (over, home, contact, crashed) masks.
+
+    ``home``: every chequer of both sides within its own points 1-6 (the bearoff databases' domain);
+    ``contact``/``crashed`` as gnubg's ClassifyPosition (see Position.classify, the one-position reference).
+    """
+    b = boards.astype(np.int16)
+    counts = b.sum(axis=2)
+    over = (counts == 0).any(axis=1)
+    back = np.where(b > 0, _IDX, -1).max(axis=2)
+    home = ~over & (back < 6).all(axis=1)
+    contact = ~over & (back.sum(axis=1) > 22)
+    b0, b1 = b[:, :, 0], b[:, :, 1]
+    crashed_side = (counts <= 6) | np.where(
+        b0 > 1, (counts - b0 <= 6) | ((b1 > 1) & (1 + counts - (b0 + b1) <= 6)), counts - (b1 - 1) <= 6
+    )
+    crashed = contact & crashed_side.any(axis=1)
+    return over, home, contact, crashed
+
+
+def terminal_rows(boards: np.ndarray) -> np.ndarray:
+    """``terminal_probs`` for (n, 2, 25) finished boards, vectorised."""
+    b = boards.astype(np.int16)
+    counts = b.sum(axis=2)
+    won = counts[:, 0] == 0
+    loser = np.where(won[:, None], b[:, 1], b[:, 0])
+    gammon = loser.sum(axis=1) == 15
+    backgammon = gammon & (loser[:, 18:25].sum(axis=1) > 0)
+    out = np.zeros((len(b), 5))
+    out[won, WIN] = 1.0
+    out[won, WIN_G] = gammon[won]
+    out[won, WIN_BG] = backgammon[won]
+    lost = ~won
+    out[lost, LOSE_G] = gammon[lost]
+    out[lost, LOSE_BG] = backgammon[lost]
+    return out
+
+
 class CompositeEvaluator:
     """Routes each position to terminal scoring, the bearoff databases, the class nets, or BRAS."""
 
@@ -160,27 +201,32 @@ class CompositeEvaluator:
     def evaluate(self, positions: Sequence[Position]) -> np.ndarray:
         n = len(positions)
         out = np.zeros((n, 5))
-        groups: dict[object, list[int]] = {}
-        bearoff_rows: list[int] = []
-        for i, pos in enumerate(positions):
-            cls = pos.classify()
-            if cls == PositionClass.OVER:
-                out[i] = terminal_probs(pos)
-            elif self.bearoff is not None and self.bearoff_applies is not None and self.bearoff_applies(pos):
-                bearoff_rows.append(i)
-            elif self.nets is not None:
-                groups.setdefault(self.nets.net_for(cls), []).append(i)
-            else:
-                groups.setdefault(None, []).append(i)
-        if bearoff_rows:
-            assert self.bearoff is not None
-            out[bearoff_rows] = self.bearoff.evaluate([positions[i] for i in bearoff_rows])
-        for net, rows in groups.items():
-            if net is None:
+        if not n:
+            return out
+        boards = positions_to_array(positions)
+        over, home, contact, crashed = route(boards)
+        if over.any():
+            out[over] = terminal_rows(boards[over])
+        rest = ~over
+        if self.bearoff is not None and home.any():
+            rows = np.flatnonzero(home)
+            if self.bearoff_applies is not None:
+                rows = np.array([i for i in rows if self.bearoff_applies(positions[i])], dtype=np.intp)
+            if len(rows):
+                out[rows] = self.bearoff.evaluate([positions[i] for i in rows])
+                rest[rows] = False
+        if self.nets is None:
+            rows = np.flatnonzero(rest)
+            if len(rows):
                 assert self.fallback is not None
                 out[rows] = self.fallback.evaluate([positions[i] for i in rows])
-            else:
-                assert self.nets is not None and isinstance(net, OnnxNet)
-                boards = positions_to_array([positions[i] for i in rows])
-                out[rows] = self.nets.evaluate_boards(boards, net)
+            return out
+        groups = (
+            (rest & contact & ~crashed, PositionClass.CONTACT),
+            (rest & crashed, PositionClass.CRASHED),
+            (rest & ~contact, PositionClass.RACE),
+        )
+        for mask, cls in groups:
+            if mask.any():
+                out[mask] = self.nets.evaluate_boards(boards[mask], self.nets.net_for(cls))
         return out
