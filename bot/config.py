@@ -141,8 +141,9 @@ _SECTIONS = {
 }
 
 
-def load(path: Path | None, environ: Mapping[str, str] | None = None,
-         overrides: Mapping[str, Any] | None = None) -> Config:
+def load(
+    path: Path | None, environ: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+) -> Config:
     """Read ``path`` (None: defaults only), apply ``GAMMOND_*`` environment and ``overrides``
     (``{"engine.level": "worldclass"}``), validate, and return the frozen config."""
     data: dict[str, Any] = {}
@@ -156,7 +157,7 @@ def load(path: Path | None, environ: Mapping[str, str] | None = None,
     env = os.environ if environ is None else environ
     for key, value in env.items():
         if key.startswith("GAMMOND_") and "__" in key:
-            section, _, name = key[len("GAMMOND_"):].lower().partition("__")
+            section, _, name = key[len("GAMMOND_") :].lower().partition("__")
             data.setdefault(section, {})[name] = value
     for dotted, value in (overrides or {}).items():
         section, _, name = dotted.partition(".")
@@ -177,7 +178,9 @@ def _build(data: dict[str, Any]) -> Config:
         if not isinstance(entry, dict):
             raise ConfigError(f"servers.{name} must be a table")
         if "password" in entry:
-            raise ConfigError(f"servers.{name}: put no password in the file; use password_env or password_file")
+            raise ConfigError(
+                f"servers.{name}: put no password in the file; use password_env or password_file"
+            )
         servers.append(_section(ServerConfig, f"servers.{name}", {**entry, "name": name}))
     config = Config(servers=tuple(servers), **sections)  # type: ignore[arg-type]
     _validate(config)
@@ -244,11 +247,17 @@ def _validate(c: Config) -> None:
             raise ConfigError(message)
 
     check(c.daemon.log_format in ("console", "json"), "daemon.log_format must be console or json")
-    check(c.daemon.log_level in ("debug", "info", "warning", "error"), "daemon.log_level: debug|info|warning|error")
+    check(
+        c.daemon.log_level in ("debug", "info", "warning", "error"),
+        "daemon.log_level: debug|info|warning|error",
+    )
     check(0 <= c.daemon.health_port < 65536, "daemon.health_port must be 0..65535")
     check(c.daemon.shutdown_grace >= 0, "daemon.shutdown_grace must not be negative")
-    for where, text in [("engine.level", c.engine.level), ("engine.cube_level", c.engine.cube_level),
-                        *[(f"engine.opponent_levels.{k}", v) for k, v in c.engine.opponent_levels.items()]]:
+    for where, text in [
+        ("engine.level", c.engine.level),
+        ("engine.cube_level", c.engine.cube_level),
+        *[(f"engine.opponent_levels.{k}", v) for k, v in c.engine.opponent_levels.items()],
+    ]:
         if text:
             try:
                 parse_level(text)
@@ -259,8 +268,13 @@ def _validate(c: Config) -> None:
     check(0 <= c.server.web_port < 65536, "server.web_port must be 0..65535")
     check(1 <= c.server.bot_accounts <= 64, "server.bot_accounts must be 1..64")
     check(c.server.max_line >= 80, "server.max_line must be at least 80")
-    check(1 <= c.policy.min_length <= c.policy.max_length <= 64, "policy: need 1 <= min_length <= max_length <= 64")
-    check(c.policy.idle_warning <= c.policy.idle_leave, "policy.idle_warning must not exceed policy.idle_leave")
+    check(
+        1 <= c.policy.min_length <= c.policy.max_length <= 64,
+        "policy: need 1 <= min_length <= max_length <= 64",
+    )
+    check(
+        c.policy.idle_warning <= c.policy.idle_leave, "policy.idle_warning must not exceed policy.idle_leave"
+    )
     check(c.kibitz.threshold >= 0 and c.kibitz.min_interval >= 0, "kibitz: threshold and min_interval >= 0")
     names = set()
     for s in c.servers:

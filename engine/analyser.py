@@ -45,8 +45,13 @@ class Evaluation:
 
 
 class Analyser:
-    def __init__(self, evaluator: Evaluator, met: MatchEquityTable | None = None,
-                 exact: Callable[[Position], bool] | None = None, name: str = "") -> None:
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        met: MatchEquityTable | None = None,
+        exact: Callable[[Position], bool] | None = None,
+        name: str = "",
+    ) -> None:
         self.evaluator = evaluator
         self.met = met or MatchEquityTable.load()
         self.search = Search(evaluator, exact)
@@ -101,20 +106,29 @@ class Analyser:
         def root(after: Sequence[Position], mover_probs: np.ndarray) -> np.ndarray:
             opp_probs = invert(mover_probs)
             return np.array(
-                [-cubes.cubeful_equity(p, opp, cubes.cube_efficiency(pos), self.met)
-                 for pos, p in zip(after, opp_probs, strict=True)]
+                [
+                    -cubes.cubeful_equity(p, opp, cubes.cube_efficiency(pos), self.met)
+                    for pos, p in zip(after, opp_probs, strict=True)
+                ]
             )
 
         return root
 
     # -- analysis ----------------------------------------------------------------------------------------
 
-    def probabilities(self, positions: Sequence[Position], plies: int, ci: cubes.CubeInfo | None = None) -> np.ndarray:
+    def probabilities(
+        self, positions: Sequence[Position], plies: int, ci: cubes.CubeInfo | None = None
+    ) -> np.ndarray:
         equity = self.cubeless_fn(ci) if ci is not None else money_equity
         return self.search.evaluate(list(positions), plies, equity)
 
-    def evaluate(self, position: Position, ci: cubes.CubeInfo, plies: int = 0,
-                 perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None) -> Evaluation:
+    def evaluate(
+        self,
+        position: Position,
+        ci: cubes.CubeInfo,
+        plies: int = 0,
+        perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None,
+    ) -> Evaluation:
         probs = self.probabilities([position], plies, ci)
         if perturb is not None:
             probs = perturb([position], probs)
@@ -125,11 +139,22 @@ class Analyser:
         decision = cubes.cube_decision(row, ci, x, self.met) if ci.cube_available else None
         return Evaluation(row, plies, cubeless, cubeful, decision)
 
-    def hint(self, position: Position, dice: tuple[int, int], ci: cubes.CubeInfo, plies: int = 0,
-             move_filter: str = "normal",
-             perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None) -> list[RankedMove]:
+    def hint(
+        self,
+        position: Position,
+        dice: tuple[int, int],
+        ci: cubes.CubeInfo,
+        plies: int = 0,
+        move_filter: str = "normal",
+        perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None,
+    ) -> list[RankedMove]:
         """Legal moves best first, ranked by cubeful equity for the cube state ``ci`` (the mover on roll)."""
         return self.search.rank(
-            position, dice, plies, move_filter, equity=self.cubeless_fn(ci),
-            root_equity=self.cubeful_after(ci), perturb=perturb,
+            position,
+            dice,
+            plies,
+            move_filter,
+            equity=self.cubeless_fn(ci),
+            root_equity=self.cubeful_after(ci),
+            perturb=perturb,
         )

@@ -50,7 +50,9 @@ class Level:
         return self.plies if self.cube_plies is None else self.cube_plies
 
     def chequer_perturber(self, rng: random.Random | None = None) -> Noise | None:
-        return Noise(self.chequer_noise, self.deterministic, self.seed, rng) if self.chequer_noise > 0 else None
+        return (
+            Noise(self.chequer_noise, self.deterministic, self.seed, rng) if self.chequer_noise > 0 else None
+        )
 
     def cube_perturber(self, rng: random.Random | None = None) -> Noise | None:
         return Noise(self.cube_noise, self.deterministic, self.seed + 1, rng) if self.cube_noise > 0 else None
@@ -67,7 +69,12 @@ LEVELS: dict[str, Level] = {
     "supremo": Level("supremo", 2, "large"),
     "grandmaster": Level("grandmaster", 3, "large"),
 }
-_ALIASES = {"world class": "worldclass", "world-class": "worldclass", "world_class": "worldclass", "casual play": "casual"}
+_ALIASES = {
+    "world class": "worldclass",
+    "world-class": "worldclass",
+    "world_class": "worldclass",
+    "casual play": "casual",
+}
 
 
 def parse_level(text: str) -> Level:

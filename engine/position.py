@@ -66,9 +66,7 @@ class Position:
         o = _check_side(opp, "opponent")
         for i in range(24):
             if m[i] and o[23 - i]:
-                raise InvalidPositionError(
-                    f"point {i + 1} (the opponent's {24 - i}) is held by both sides"
-                )
+                raise InvalidPositionError(f"point {i + 1} (the opponent's {24 - i}) is held by both sides")
         object.__setattr__(self, "me", m)
         object.__setattr__(self, "opp", o)
         object.__setattr__(self, "_hash", hash((m, o)))

@@ -95,7 +95,9 @@ class Search:
         self.evaluator = evaluator
         self.exact = exact or (lambda pos: pos.is_over())
 
-    def evaluate(self, positions: Sequence[Position], plies: int, equity: EquityFn = money_equity) -> np.ndarray:
+    def evaluate(
+        self, positions: Sequence[Position], plies: int, equity: EquityFn = money_equity
+    ) -> np.ndarray:
         """Cubeless probabilities (n, 5) of pre-roll positions at ``plies``, for the player on roll."""
         if plies <= 0 or not positions:
             return self.evaluator.evaluate(positions)

@@ -100,7 +100,11 @@ def test_named_levels_are_gnubgs() -> None:
     assert parse_level("World Class") == LEVELS["worldclass"]
     explicit = parse_level("plies=1,noise=0.02,filter=large")
     assert (explicit.plies, explicit.chequer_noise, explicit.cube_noise, explicit.move_filter) == (
-        1, 0.02, 0.02, "large")
+        1,
+        0.02,
+        0.02,
+        "large",
+    )
     assert parse_level("expert,cube_noise=0.01").cube_noise == 0.01
 
 
@@ -151,7 +155,9 @@ def test_same_seed_same_choice_and_zero_noise_is_noiseless() -> None:
     for pos in positions:
         dice = (rng.randint(1, 6), rng.randint(1, 6))
         plain = search.rank(pos, dice)[0].play
-        assert search.rank(pos, dice, perturb=Level("z", chequer_noise=0.0).chequer_perturber())[0].play == plain
+        assert (
+            search.rank(pos, dice, perturb=Level("z", chequer_noise=0.0).chequer_perturber())[0].play == plain
+        )
         lv = Level("noisy", chequer_noise=0.06, seed=3)
         a = search.rank(pos, dice, perturb=lv.chequer_perturber())[0].play
         b = search.rank(pos, dice, perturb=lv.chequer_perturber())[0].play

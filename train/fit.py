@@ -130,11 +130,26 @@ def main(argv: list[str] | None = None) -> int:
             eq = lambda p: 2 * p[:, 0] - 1 + p[:, 1] - p[:, 3] + p[:, 2] - p[:, 4]  # noqa: E731
             mae_eq = float((eq(pv) - eq(yv)).abs().mean())
         log.append(
-            {"epoch": epoch + 1, "train_loss": total / len(xt), "val_loss": val_loss, "val_mae_win": mae_win,
-             "val_mae_equity": mae_eq, "seconds": time.time() - t0}
+            {
+                "epoch": epoch + 1,
+                "train_loss": total / len(xt),
+                "val_loss": val_loss,
+                "val_mae_win": mae_win,
+                "val_mae_equity": mae_eq,
+                "seconds": time.time() - t0,
+            }
         )
-        torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
-                    "log": log, "epoch": epoch + 1, "hidden": hidden}, ckpt)
+        torch.save(
+            {
+                "model": model.state_dict(),
+                "opt": opt.state_dict(),
+                "sched": sched.state_dict(),
+                "log": log,
+                "epoch": epoch + 1,
+                "hidden": hidden,
+            },
+            ckpt,
+        )
     (args.run / f"log_{args.net}.json").write_text(json.dumps(log, indent=1))
     if log:
         print(json.dumps(log[-1]))
@@ -176,8 +191,14 @@ def export_onnx(model, path: Path, sample) -> None:  # type: ignore[no-untyped-d
 
     wrapped = torch.nn.Sequential(model, torch.nn.Sigmoid()).eval()
     torch.onnx.export(
-        wrapped, (sample[:1],), str(path), input_names=["inputs"], output_names=["probs"],
-        dynamic_axes={"inputs": {0: "batch"}, "probs": {0: "batch"}}, opset_version=17, dynamo=False,
+        wrapped,
+        (sample[:1],),
+        str(path),
+        input_names=["inputs"],
+        output_names=["probs"],
+        dynamic_axes={"inputs": {0: "batch"}, "probs": {0: "batch"}},
+        opset_version=17,
+        dynamo=False,
     )
     with torch.no_grad():
         expected = wrapped(sample).numpy()

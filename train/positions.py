@@ -84,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     for i in progress(todo, desc="shards"):
         total += make_shard(
-            args.out / f"shard_{i:04d}.npz", args.games, args.seed * 100_003 + i, args.explore, args.noise,
+            args.out / f"shard_{i:04d}.npz",
+            args.games,
+            args.seed * 100_003 + i,
+            args.explore,
+            args.noise,
             args.threads,
         )
     print(f"{len(todo)} shards, {total} positions in {time.time() - t0:.0f} s")

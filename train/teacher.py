@@ -13,7 +13,6 @@ import numpy as np
 from engine.position import Position
 
 
-
 def to_bgsage(board: np.ndarray) -> list[int]:
     """One (2, 25) board (side 0 on roll) as a bgsage board."""
     me, opp = board[0], board[1]
@@ -43,8 +42,14 @@ def _strategy(level: str) -> object:
             _STRATEGIES[level] = bgbot_cpp.create_strategy(kind, paths, hiddens)
         else:
             _STRATEGIES[level] = bgbot_cpp.create_multipy(
-                kind, paths, hiddens, n_plies=int(level[0]), filter_max_moves=5, filter_threshold=0.08,
-                parallel_evaluate=False, parallel_threads=0,
+                kind,
+                paths,
+                hiddens,
+                n_plies=int(level[0]),
+                filter_max_moves=5,
+                filter_threshold=0.08,
+                parallel_evaluate=False,
+                parallel_threads=0,
             )
     return _STRATEGIES[level]
 

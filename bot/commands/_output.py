@@ -8,7 +8,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 
-def emit(obj: dict[str, Any], as_json: bool, text: Callable[[dict[str, Any]], str], out: TextIO = sys.stdout) -> None:
+def emit(
+    obj: dict[str, Any], as_json: bool, text: Callable[[dict[str, Any]], str], out: TextIO = sys.stdout
+) -> None:
     if as_json:
         out.write(json.dumps(obj, separators=(",", ":")) + "\n")
     else:

@@ -66,7 +66,11 @@ def eval_reply(analyser: Analyser, text: str, plies: int) -> dict[str, Any]:
 def _decision_text(kind: cubes.CubeDecisionKind) -> str:
     if kind == cubes.CubeDecisionKind.NOT_AVAILABLE:
         return "Cube not available"
-    words = kind.name.lower().replace("toogoodre", "too good to redouble").replace("toogood", "too good to double")
+    words = (
+        kind.name.lower()
+        .replace("toogoodre", "too good to redouble")
+        .replace("toogood", "too good to double")
+    )
     words = words.replace("nodouble", "no double").replace("no_redouble", "no redouble")
     words = words.replace("optional_", "optional ").replace("_", ", ")
     return words[0].upper() + words[1:]
@@ -90,7 +94,9 @@ def _eval_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def hint_reply(analyser: Analyser, text: str, dice: Any, plies: int, level: str | None, count: int) -> dict[str, Any]:
+def hint_reply(
+    analyser: Analyser, text: str, dice: Any, plies: int, level: str | None, count: int
+) -> dict[str, Any]:
     position, key = parse_gnubg_id(text)
     if dice is None:
         if key is None or key.dice == (0, 0):
@@ -129,7 +135,9 @@ def _hint_text(r: dict[str, Any]) -> str:
     lines = []
     for m in r["moves"]:
         diff = "" if m["rank"] == 1 else f" ({m['diff']:+.3f})"
-        lines.append(f"{m['rank']:5d}. {m['plies']}-ply  {m['move'] or '(no legal move)':<28s} Eq.: {m['equity']:+.3f}{diff}")
+        lines.append(
+            f"{m['rank']:5d}. {m['plies']}-ply  {m['move'] or '(no legal move)':<28s} Eq.: {m['equity']:+.3f}{diff}"
+        )
         p = m["probs"]
         lines.append(
             f"        {p['win']:.3f} {p['win_gammon']:.3f} {p['win_backgammon']:.3f} - {1 - p['win']:.3f} "
@@ -141,8 +149,14 @@ def _hint_text(r: dict[str, Any]) -> str:
 def cmd_eval(args: argparse.Namespace) -> int:
     analyser = _analyser(args.models, args.threads)
     if args.batch:
-        return batch(lambda req: {**eval_reply(analyser, str(req["id"]), int(req.get("plies", args.plies))),
-                                  "id": req["id"]}, sys.stdin, sys.stdout)
+        return batch(
+            lambda req: {
+                **eval_reply(analyser, str(req["id"]), int(req.get("plies", args.plies))),
+                "id": req["id"],
+            },
+            sys.stdin,
+            sys.stdout,
+        )
     if not args.id:
         raise InvalidDiceError("give an ID, or --batch")
     emit(eval_reply(analyser, args.id, args.plies), args.json, _eval_text)
@@ -154,8 +168,14 @@ def cmd_hint(args: argparse.Namespace) -> int:
     if args.batch:
         return batch(
             lambda req: {
-                **hint_reply(analyser, str(req["id"]), req.get("dice"), int(req.get("plies", args.plies)),
-                             req.get("level", args.level), int(req.get("n", args.n))),
+                **hint_reply(
+                    analyser,
+                    str(req["id"]),
+                    req.get("dice"),
+                    int(req.get("plies", args.plies)),
+                    req.get("level", args.level),
+                    int(req.get("n", args.n)),
+                ),
                 "id": req["id"],
             },
             sys.stdin,

@@ -131,6 +131,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("dice", nargs="?", help="the roll, e.g. 62")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument(
-        "--batch", action="store_true", help='read {"id": ..., "dice": [d1, d2]} lines on stdin, answer a line each'
+        "--batch",
+        action="store_true",
+        help='read {"id": ..., "dice": [d1, d2]} lines on stdin, answer a line each',
     )
     p.set_defaults(func=cmd_moves)
