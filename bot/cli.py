@@ -12,6 +12,7 @@ COMMAND_MODULES = (
     "bot.commands.ids",
     "bot.commands.analysis",
     "bot.commands.selfplay",
+    "bot.commands.mat",
 )
 
 
