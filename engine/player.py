@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from enum import StrEnum
 
 from engine import cube as cubes
 from engine.analyser import Analyser
@@ -17,19 +16,12 @@ from engine.errors import IllegalActionError
 from engine.ids import GameState
 from engine.levels import LEVELS, Level
 from engine.match import MatchState
+from engine.record import ActionKind
 from engine.search import RankedMove
 
-
-class Action(StrEnum):
-    MOVE = "move"
-    ROLL = "roll"
-    DOUBLE = "double"
-    TAKE = "take"
-    DROP = "drop"
-    BEAVER = "beaver"
-    RESIGN = "resign"
-    ACCEPT = "accept"
-    REJECT = "reject"
+# A decision is one of the actions a match record holds (roll, move, double, take, drop, beaver, resign,
+# accept, reject): the same enum serves both, so a decision goes into a record as it is.
+Action = ActionKind
 
 
 @dataclass(frozen=True, slots=True)
