@@ -12,8 +12,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.record import MatchRecord
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -56,6 +60,19 @@ class Archive:
     def contains(self, key: str) -> bool:
         entry = self.keys().get(key)
         return entry is not None and (self.folder / entry).exists()
+
+    def store(self, record: MatchRecord, key: str | None = None) -> Path | None:
+        """Archive a finished match as .mat (key: the record's match ID); None if it was archived already."""
+        from engine.formats.mat import write_mat
+
+        key = key or record.match_id
+        if not key:
+            raise ValueError("a record without a match ID needs an explicit archive key")
+        when = datetime.now(UTC)
+        if record.date is not None:
+            when = datetime.combine(record.date, record.time or time(), UTC)
+        name = archive_name(when, record.site or "local", record.names[0], record.names[1], record.length)
+        return self.store_text(key, name, write_mat(record))
 
     def store_text(self, key: str, name: str, text: str) -> Path | None:
         """Write ``text`` as ``name`` unless ``key`` was archived already; returns the path written, or None."""
