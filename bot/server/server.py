@@ -1,0 +1,1502 @@
+"""The embedded FIBS-compatible server: asyncio streams, one task per connection, all state in one event loop.
+
+A person plays with ``telnet 127.0.0.1 4321`` or any FIBS client; the daemon's bot logs in like anyone else.
+Every handler runs to completion without awaiting (bar the password hash, which runs in a thread), so the
+lobby and the tables never see two commands interleaved. A connection's errors stay in its own task: the
+session is dropped, its match saved, and everyone else goes on.
+
+Safety: a client acts only through its own session (its seat, its watch); lines are bounded
+(``max_line``), commands are rate limited (``max_commands_per_second``, a token bucket: commands past the rate
+wait, and are dropped past a lag of MAX_COMMAND_LAG), failed logins are answered more and more slowly per host
+and name tried, idle connections time out, and a client that does not read its output is dropped once its
+queue passes a bound. Output is queued per session and written once per command handled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import datetime
+import itertools
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import structlog
+
+from bot.config import EmbeddedServerConfig
+from bot.server import ratings
+from bot.server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Phase, Session, TokenBucket
+from bot.server.store import (
+    SCRYPT_N,
+    Account,
+    AccountExistsError,
+    FinishedRow,
+    SavedRow,
+    Store,
+    StoreError,
+    hash_password,
+    verify_password,
+)
+from bot.server.table import (
+    SavedMatchError,
+    Table,
+    TableRefusal,
+    oldmoves_text,
+    record_from_json,
+    record_to_json,
+)
+from engine.dice import DiceSource, MersenneDice
+from engine.record import MatchRecord
+from protocols.fibs import server as fs
+
+log = structlog.get_logger("gammond.server")  # lazy: bot.logs.setup configures it at start
+
+MatchFinished = Callable[[MatchRecord], Awaitable[None]]
+MIN_PASSWORD = 4
+MAX_LOGIN_FAILURES = 5  # a connection is closed after this many failed logins
+LOGIN_PHASE_TIMEOUT = 120.0  # seconds a connection may sit at the login prompt
+MAX_SAVED = 8  # "If you have 8 or more unfinished games, you will be unable to start new games."
+MAX_TEXT = 400  # characters of chat text kept (the line limit bounds it anyway)
+MAX_COMMAND_LAG = 2.0  # seconds a rate-limited command may wait before it is dropped
+# A running match is written at every game start and end, on leave, drop and shutdown, and otherwise at least
+# this often: a restart loses nothing, a crash at most these seconds of play.
+PERSIST_INTERVAL = 5.0
+
+
+def _default_dice() -> DiceSource:
+    return MersenneDice(secrets.randbits(32))
+
+
+@dataclass(frozen=True, slots=True)
+class _Failures:
+    count: int
+    last: float
+
+
+class FibsServer:
+    """The embedded FIBS (CLIP) server. ``await start()``, then ``port`` is the port bound (0 asks the system);
+    ``await close()`` saves every running match and disconnects everyone."""
+
+    def __init__(
+        self,
+        store: Store | str | Path,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 4321,
+        name: str = "gammond",
+        idle_timeout: float = 3600.0,
+        max_line: int = 1024,
+        max_commands_per_second: float = 20.0,
+        on_match_finished: MatchFinished | None = None,
+        dice_factory: Callable[[], DiceSource] = _default_dice,
+        scrypt_n: int = SCRYPT_N,
+        login_delay: float = 1.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._own_store = not isinstance(store, Store)
+        self.store = store if isinstance(store, Store) else Store(store)
+        self.host = host
+        self.port = port
+        self.name = name
+        self.idle_timeout = idle_timeout
+        self.max_line = max_line
+        self.rate = max_commands_per_second
+        self.on_match_finished = on_match_finished
+        self.dice_factory = dice_factory
+        self.scrypt_n = scrypt_n
+        self.login_delay = login_delay
+        self.clock = clock
+        self.online: dict[str, Session] = {}
+        self.sessions: set[Session] = set()
+        self.tables: dict[str, Table] = {}
+        self.last_tables: dict[frozenset[str], Table] = {}
+        self._saved_at: dict[str, float] = {}  # table id -> when it was last written to the store
+        self._outbox: set[Session] = set()  # sessions with output queued: written once per command handled
+        self.table_listeners: list[Callable[[Table], None]] = []  # in-process observers (bot.web)
+        self._failures: dict[tuple[str, str], _Failures] = {}  # (host, name tried) -> recent failed logins
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ids = itertools.count(1)
+        self.errors = 0  # connection tasks that ended in an unexpected exception
+        self.handling_times: collections.deque[float] = collections.deque(
+            maxlen=100_000
+        )  # seconds a command took
+
+    def __repr__(self) -> str:
+        return f"<FibsServer {self.name} {self.host}:{self.port} online={len(self.online)}>"
+
+    @classmethod
+    def from_config(
+        cls, config: EmbeddedServerConfig, state_dir: Path, on_match_finished: MatchFinished | None = None
+    ) -> FibsServer:
+        """From ``bot.config.EmbeddedServerConfig`` and the daemon's state folder (``server.sqlite3`` in it)."""
+        return cls(
+            Path(state_dir) / "server.sqlite3",
+            host=config.host,
+            port=config.port,
+            name=config.name,
+            idle_timeout=config.idle_timeout,
+            max_line=config.max_line,
+            max_commands_per_second=config.max_commands_per_second,
+            on_match_finished=on_match_finished,
+        )
+
+    # -- life cycle -----------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._connection, self.host, self.port, limit=1 << 16)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._spawn(self._deliver_unarchived())
+
+    async def close(self) -> None:
+        """Stop listening, save every running match, close every connection, wait for their tasks."""
+        if self._server is not None:
+            self._server.close()
+        for session in list(self.sessions):
+            if session.table is not None:
+                self._leave(session, "shutdown")
+            if session.writer is not None:
+                session.send(fs.goodbye(self.name))
+                session.flush()
+                session.phase = Phase.CLOSED
+                session.writer.close()
+        self._flush_output()
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=5.0)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+        if self._own_store:
+            self.store.close()
+
+    async def __aenter__(self) -> FibsServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def ensure_account(self, name: str, password: str, *, bot: bool = False) -> Account:
+        """Create ``name`` (or set its password and bot flag): how the daemon seats its bot accounts."""
+        problem = fs.check_new_name(name)
+        if problem:
+            raise StoreError(problem)
+        hashed = await asyncio.to_thread(hash_password, password, self.scrypt_n)
+        account = self.store.account(name)
+        if account is None:
+            return self.store.create_account(name, hashed, bot=bot, now=self.clock())
+        account.password, account.bot = hashed, bot
+        self.store.save_account(account)
+        return account
+
+    def _flush_output(self) -> None:
+        """Write every session's queued output (called whenever a handler is done or about to wait)."""
+        while self._outbox:
+            self._outbox.pop().flush()
+
+    # -- in-process sessions (the web bridge, bot.web) -------------------------------------------------------
+
+    def attach(self, session: Session) -> None:
+        """Add a session with no socket: its ``writer`` is any object with StreamWriter's ``write``, ``close``,
+        ``is_closing`` and ``transport.get_write_buffer_size``/``abort``. It starts at the login prompt."""
+        self.sessions.add(session)
+
+    async def feed(self, session: Session, line: str) -> None:
+        """One line from an attached session's client, handled as if its connection had read it."""
+        if session not in self.sessions or session.phase is Phase.CLOSED:
+            return
+        arrived = session.last_input = time.monotonic()
+        try:
+            await self._line(session, line[: self.max_line], arrived)
+        finally:
+            self._flush_output()
+
+    def detach(self, session: Session, reason: str = "drops connection") -> None:
+        """An attached session's client has gone: its match is saved and the others are told."""
+        session.close_reason = reason
+        self._disconnect(session)
+        self._flush_output()
+
+    def _tell_listeners(self, table: Table) -> None:
+        """After every change of a table (and when it leaves: finished or saved), each listener is called."""
+        for listener in list(self.table_listeners):
+            try:
+                listener(table)
+            except Exception:  # an observer's bug must not break the match it observes
+                log.exception("table listener %r failed on %s", listener, table.id)
+
+    # -- connections ----------------------------------------------------------------------------------------
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        peer = writer.get_extra_info("peername")
+        host = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
+        session = Session(
+            writer=writer,
+            host=host,
+            connected=self.clock(),
+            bucket=TokenBucket(self.rate, max(2.0, 2 * self.rate)),
+            reader=fs.ServerLineReader(self.max_line),
+            outbox=self._outbox,
+        )
+        self.sessions.add(session)
+        try:
+            session.send(*fs.banner(self.name))
+            session.prompt(fs.LOGIN_PROMPT)
+            self._flush_output()
+            await self._serve(session, reader, writer)
+        except (ConnectionError, OSError, asyncio.IncompleteReadError):
+            session.close_reason = "drops connection"
+        except asyncio.CancelledError:
+            session.close_reason = "drops connection"
+            raise
+        except Exception:
+            self.errors += 1
+            session.close_reason = "drops connection"
+            log.exception("connection_failed", session=repr(session))
+        finally:
+            self._disconnect(session)
+            self._flush_output()
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _serve(
+        self, session: Session, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        while session.phase is not Phase.CLOSED:
+            limit = self.idle_timeout if session.online else min(self.idle_timeout, LOGIN_PHASE_TIMEOUT)
+            wait = limit - (time.monotonic() - session.last_input)
+            try:
+                data = await asyncio.wait_for(reader.read(4096), timeout=max(0.0, wait))
+            except TimeoutError:
+                session.send(fs.connection_timed_out())
+                session.flush()
+                session.close_reason = "timed out"
+                return
+            if not data:
+                session.close_reason = "drops connection"
+                return
+            arrived = session.last_input = time.monotonic()
+            for item in session.reader.feed(data):
+                if session.phase is Phase.CLOSED:
+                    break
+                if isinstance(item, fs.OverlongLine):
+                    session.send(fs.line_too_long(self.max_line))
+                    continue
+                await self._line(session, item, arrived)
+                self._flush_output()
+            self._flush_output()
+            if session.phase is not Phase.CLOSED:
+                await writer.drain()
+
+    def _disconnect(self, session: Session) -> None:
+        """Forget a session whose connection ended: save its match, end its watches, tell the others."""
+        if session not in self.sessions:
+            return
+        self.sessions.discard(session)
+        was_online = session.online
+        session.phase = Phase.CLOSED
+        name = session.name
+        if session.table is not None:
+            self._leave(session, session.close_reason)
+        if not was_online or name is None or self.online.get(name) is not session:
+            return
+        del self.online[name]
+        if session.watching:
+            watched = self.online.get(session.watching)
+            if watched is not None:
+                self._to(watched, fs.stops_watching_you(name))
+        for other in self.online.values():
+            if other.watching == name:
+                other.watching = None
+                self._to(other, fs.watched_logs_out(name))
+                self._who_update(other)
+        how = "logs out" if session.close_reason == "logs out" else "drops connection"
+        for other in self.online.values():
+            if other.toggles["notify"]:
+                other.send(fs.clip_logout(name, how) if other.clip else fs.text_logs_out(name, how))
+        self._save_account(session)
+
+    # -- input ----------------------------------------------------------------------------------------------
+
+    async def _line(self, session: Session, line: str, arrived: float) -> None:
+        if session.phase is Phase.ONLINE:
+            # Commands past the rate wait their turn (reading stops meanwhile, so TCP pushes back); one that
+            # would run more than MAX_COMMAND_LAG after it arrived is dropped, with a notice at most once a second.
+            now = time.monotonic()
+            delay = session.bucket.reserve(now, MAX_COMMAND_LAG - (now - arrived))
+            if delay is None:
+                session.dropped_commands += 1
+                if now - session.last_slow_down >= 1.0:
+                    session.last_slow_down = now
+                    session.send(fs.slow_down())
+                return
+            if delay > 0:
+                self._flush_output()
+                await asyncio.sleep(delay)
+                if session.phase is not Phase.ONLINE:
+                    return
+            started = time.perf_counter()
+            self._command(session, line)
+            self.handling_times.append(time.perf_counter() - started)
+            if session.phase is Phase.ONLINE and not session.clip:
+                session.prompt(fs.PROMPT)
+            return
+        await self._login_phase(session, line)
+
+    # -- login and registration -----------------------------------------------------------------------------
+
+    async def _login_phase(self, session: Session, line: str) -> None:
+        phase = session.phase
+        if phase is Phase.LOGIN:
+            text = line.strip()
+            word = text.split(None, 1)[0].lower() if text else ""
+            if not text:
+                session.prompt(fs.LOGIN_PROMPT)
+            elif word == "login":
+                try:
+                    command = fs.parse_command(text)
+                except fs.CommandSyntaxError:
+                    await self._login_failed(session, "")
+                    return
+                assert isinstance(command, fs.Login)
+                await self._try_login(
+                    session, command.name, command.password, clip=True, client=command.client
+                )
+            elif word == "guest":
+                session.phase = Phase.GUEST
+                session.send(*fs.guest_welcome(self.name))
+                session.prompt(fs.PROMPT)
+            elif word == "bye":
+                self._close(session, "logs out")
+            elif len(text.split()) == 1 and len(text) <= fs.MAX_NAME:
+                session.pending_name = text
+                session.phase = Phase.PASSWORD
+                session.send_raw(fs.ECHO_OFF)
+                session.prompt(fs.PASSWORD_PROMPT)
+            else:
+                await self._login_failed(session, "")
+        elif phase is Phase.PASSWORD:
+            session.send_raw(fs.ECHO_ON + fs.CRLF)
+            name, session.pending_name = session.pending_name or "", None
+            session.phase = Phase.LOGIN
+            await self._try_login(session, name, line, clip=False, client=None)
+        elif phase is Phase.GUEST:
+            await self._guest(session, line)
+        elif phase is Phase.GUEST_PASSWORD:
+            session.send_raw(fs.ECHO_ON + fs.CRLF)
+            if not line:
+                session.pending_name = None
+                session.phase = Phase.GUEST
+                session.prompt(fs.PROMPT)
+            elif len(line) < MIN_PASSWORD:
+                session.send(fs.password_too_short(MIN_PASSWORD))
+                session.send_raw(fs.ECHO_OFF)
+                session.prompt(fs.GIVE_PASSWORD)
+            else:
+                session.pending_password = line
+                session.phase = Phase.GUEST_RETYPE
+                session.send_raw(fs.ECHO_OFF)
+                session.prompt(fs.RETYPE_PASSWORD)
+        elif phase is Phase.GUEST_RETYPE:
+            session.send_raw(fs.ECHO_ON + fs.CRLF)
+            await self._register(session, line)
+
+    async def _guest(self, session: Session, line: str) -> None:
+        try:
+            command = fs.parse_command(line)
+        except fs.CommandSyntaxError as exc:
+            session.send(exc.reply)
+            session.prompt(fs.PROMPT)
+            return
+        if isinstance(command, fs.Bye):
+            self._close(session, "logs out")
+            return
+        if isinstance(command, fs.Name):
+            problem = fs.check_new_name(command.name)
+            if problem is None and self.store.name_taken(command.name):
+                problem = fs.name_taken(command.name)
+            if problem:
+                session.send(problem)
+                session.prompt(fs.PROMPT)
+                return
+            session.pending_name = command.name
+            session.phase = Phase.GUEST_PASSWORD
+            session.send(*fs.your_name_will_be(command.name))
+            session.send_raw(fs.ECHO_OFF)
+            session.prompt(fs.GIVE_PASSWORD)
+            return
+        if not isinstance(command, fs.Empty):
+            session.send(fs.guest_only_name())
+        session.prompt(fs.PROMPT)
+
+    async def _register(self, session: Session, retyped: str) -> None:
+        name, password = session.pending_name or "", session.pending_password or ""
+        session.pending_password = None
+        if retyped != password:
+            session.send(fs.passwords_differ())
+            session.phase = Phase.GUEST_PASSWORD
+            session.send_raw(fs.ECHO_OFF)
+            session.prompt(fs.GIVE_PASSWORD)
+            return
+        self._flush_output()
+        hashed = await asyncio.to_thread(hash_password, password, self.scrypt_n)
+        if session.phase is Phase.CLOSED:
+            return
+        try:
+            account = self.store.create_account(name, hashed, now=self.clock())
+            account.settings["boardstyle"] = (
+                "1"  # registered at a terminal: a person, who wants a drawn board
+            )
+        except AccountExistsError:
+            session.send(fs.name_taken(name))
+            session.phase = Phase.GUEST
+            session.prompt(fs.PROMPT)
+            return
+        session.pending_name = None
+        session.send(*fs.registered())
+        log.info("registered", user=name, host=session.host)
+        self._enter(session, account, clip=False, client=None)
+        session.prompt(fs.PROMPT)
+
+    async def _try_login(
+        self, session: Session, name: str, password: str, *, clip: bool, client: str | None
+    ) -> None:
+        account = self.store.account(name) if fs.NAME_PATTERN.fullmatch(name) else None
+        ok = False
+        self._flush_output()
+        if account is not None:
+            try:
+                ok = await asyncio.to_thread(verify_password, password, account.password)
+            except StoreError:
+                ok = False
+        if session.phase is Phase.CLOSED:
+            return
+        if not ok or account is None:
+            await self._login_failed(session, name)
+            return
+        self._failures.pop((session.host, name), None)
+        fresh = self.store.account(account.name) or account  # ratings may have changed during the hash
+        self._enter(session, fresh, clip=clip, client=client)
+        if not clip:
+            session.prompt(fs.PROMPT)
+
+    async def _login_failed(self, session: Session, name: str) -> None:
+        """Answer slower and slower for the same name from the same host (the delay doubles up to 8 s, and a
+        success resets it); close the connection after a few failures."""
+        session.failed_logins += 1
+        now = time.monotonic()
+        key = (session.host, name[: fs.MAX_NAME])
+        previous = self._failures.get(key)
+        count = 1 if previous is None or now - previous.last > 600 else previous.count + 1
+        self._failures[key] = _Failures(count, now)
+        if len(self._failures) > 10000:  # bound the table: forget the oldest half
+            for old, _ in sorted(self._failures.items(), key=lambda kv: kv[1].last)[:5000]:
+                del self._failures[old]
+        delay = min(8.0, self.login_delay * 2 ** min(count - 1, 4))
+        self._flush_output()
+        await asyncio.sleep(delay)
+        if session.phase is Phase.CLOSED:
+            return
+        session.send(fs.login_incorrect())
+        if session.failed_logins >= MAX_LOGIN_FAILURES:
+            self._close(session, "drops connection")
+            return
+        session.phase = Phase.LOGIN
+        session.prompt(fs.LOGIN_PROMPT)
+
+    def _enter(self, session: Session, account: Account, *, clip: bool, client: str | None) -> None:
+        """The login succeeded: the CLIP welcome sequence, stored messages, the who burst, the others told."""
+        name = account.name
+        old = self.online.get(name)
+        if old is not None and old is not session:
+            session.send(fs.already_logged_in())
+            old.close_reason = "closed old connection"
+            old.flush()
+            self._disconnect(old)
+            if old.writer is not None:
+                old.writer.close()
+        session.account = account
+        session.clip = clip
+        session.client = client[:20] if client else None
+        session.phase = Phase.ONLINE
+        session.login_time = int(self.clock())
+        session.toggles = {
+            **DEFAULT_TOGGLES,
+            **{k: v for k, v in account.toggles.items() if k in DEFAULT_TOGGLES},
+        }
+        session.settings = {
+            **DEFAULT_SETTINGS,
+            **{k: v for k, v in account.settings.items() if k in DEFAULT_SETTINGS},
+        }
+        last_login, last_host = account.last_login, account.last_host
+        account.last_login, account.last_host = session.login_time, session.host
+        self.online[name] = session
+        self._save_account(session)
+        if clip:
+            session.send(
+                fs.clip_welcome(name, last_login or session.login_time, last_host or session.host),
+                self._own_info(session),
+                fs.clip_motd_start(),
+                *fs.motd(self.name),
+                fs.clip_motd_end(),
+            )
+        else:
+            session.send(*fs.motd(self.name))
+        for sender, when, text in self.store.take_messages(name):
+            self._to(
+                session,
+                fs.clip_message(sender, when, text)
+                if clip
+                else fs.text_message(sender, _time_text(when), text),
+            )
+        if clip:
+            session.send(*(self._who_line(s) for s in self._sorted_online(session)), fs.clip_who_end())
+        for other in self.online.values():
+            if other is session:
+                continue
+            if other.toggles["notify"]:
+                self._to(other, fs.clip_login(name) if other.clip else fs.text_logs_in(name))
+            if other.clip:
+                other.send(self._who_line(session), fs.clip_who_end())
+        log.info("login", user=name, host=session.host, client=client or "telnet")
+
+    def _close(self, session: Session, reason: str) -> None:
+        session.close_reason = reason
+        if session.online:
+            session.send(fs.goodbye(self.name))
+        session.flush()
+        self._disconnect(session)
+        if session.writer is not None:
+            session.writer.close()
+
+    # -- output helpers -------------------------------------------------------------------------------------
+
+    def _to(self, session: Session, *lines: str) -> None:
+        session.send(*lines)
+
+    def _own_info(self, session: Session) -> str:
+        account = session.account
+        assert account is not None
+        return fs.clip_own_info(
+            account.name,
+            session.toggles,
+            away=session.away is not None,
+            experience=account.experience,
+            rating=account.rating,
+            redoubles=session.settings["redoubles"],
+            timezone=session.settings["timezone"],
+        )
+
+    def _who_line(self, s: Session) -> str:
+        account = s.account
+        assert account is not None
+        return fs.clip_who_info(
+            account.name,
+            opponent=s.opponent,
+            watching=s.watching,
+            ready=s.toggles["ready"],
+            away=s.away is not None,
+            rating=account.rating,
+            experience=account.experience,
+            idle=int(time.monotonic() - s.last_input),
+            login=s.login_time,
+            hostname=s.host,
+            client=s.client,
+        )
+
+    def _who_update(self, session: Session) -> None:
+        """CLIP 5 (and 6) about ``session`` to every CLIP user: its state changed."""
+        if not session.online:
+            return
+        line = self._who_line(session)
+        for other in self.online.values():
+            if other.clip:
+                other.send(line, fs.clip_who_end())
+
+    def _sorted_online(self, viewer: Session) -> list[Session]:
+        sessions = list(self.online.values())
+        key = viewer.settings["sortwho"]
+        if key == "name":
+            sessions.sort(key=lambda s: (s.name or "").lower())
+        elif key in ("rating", "rrating"):
+            sessions.sort(key=lambda s: s.account.rating if s.account else 0.0, reverse=key == "rating")
+        else:
+            sessions.sort(key=lambda s: s.login_time)
+        return sessions
+
+    def _report(self, line: str, exclude: Iterable[Session] = ()) -> None:
+        skip = set(exclude)
+        for other in self.online.values():
+            if other not in skip and other.toggles["report"]:
+                other.send(line)
+
+    def _chat(self, session: Session, kind: str, sender: str, text: str) -> None:
+        """A chat line in CLIP or telnet form: kind is says, shouts, whispers or kibitzes."""
+        if session.clip:
+            clip = {
+                "says": fs.clip_says,
+                "shouts": fs.clip_shouts,
+                "whispers": fs.clip_whispers,
+                "kibitzes": fs.clip_kibitzes,
+            }[kind]
+            session.send(clip(sender, text))
+        else:
+            plain = {
+                "says": fs.text_says,
+                "shouts": fs.text_shouts,
+                "whispers": fs.text_whispers,
+                "kibitzes": fs.text_kibitzes,
+            }[kind]
+            session.send(plain(sender, text))
+
+    def _save_account(self, session: Session) -> None:
+        account = session.account
+        if account is None:
+            return
+        account.toggles = {k: v for k, v in session.toggles.items() if DEFAULT_TOGGLES.get(k) != v}
+        account.settings = {k: v for k, v in session.settings.items() if DEFAULT_SETTINGS.get(k) != v}
+        try:
+            self.store.save_account(account)
+        except Exception:  # the store failing must not take the connection's cleanup down with it
+            log.exception("account_save_failed", user=account.name)
+
+    # -- commands -------------------------------------------------------------------------------------------
+
+    def _command(self, session: Session, line: str) -> None:
+        try:
+            command = fs.parse_command(line[: self.max_line])
+        except fs.CommandSyntaxError as exc:
+            session.send(exc.reply)
+            return
+        handler = self._handlers.get(type(command))
+        if handler is None:
+            word = command.word if isinstance(command, fs.UnknownCommand) else line.split()[0]
+            session.send(fs.unknown_command(word))
+        else:
+            handler(self, session, command)
+        if session.away is not None and not isinstance(command, fs.Back | fs.Away | fs.Empty):
+            session.send(fs.you_are_away())
+
+    def _cmd_empty(self, session: Session, command: fs.Command) -> None:
+        pass
+
+    def _cmd_bye(self, session: Session, command: fs.Command) -> None:
+        self._close(session, "logs out")
+
+    def _cmd_help(self, session: Session, command: fs.Command) -> None:
+        session.send(*fs.help_lines())
+
+    def _cmd_time(self, session: Session, command: fs.Command) -> None:
+        session.send(fs.time_line(_time_text(self.clock())))
+
+    # who, toggles, settings
+
+    def _cmd_who(self, session: Session, command: fs.Who) -> None:
+        sessions = self._sorted_online(session)
+        if command.name is not None:
+            sessions = [s for s in sessions if s.name == command.name]
+        if session.clip:
+            session.send(*(self._who_line(s) for s in sessions))
+            if command.raw:
+                session.send(fs.clip_who_end())
+            return
+        for s in sessions:
+            account = s.account
+            assert account is not None
+            name = account.name + (" (bot)" if account.bot else "")
+            session.send(
+                fs.text_who_line(
+                    name,
+                    s.opponent,
+                    s.watching,
+                    account.rating,
+                    account.experience,
+                    s.toggles["ready"],
+                    s.away is not None,
+                )
+            )
+
+    def _cmd_toggle(self, session: Session, command: fs.Toggle) -> None:
+        if not command.names:
+            session.send(*fs.toggles_list(session.toggles))
+            return
+        changed_ready = False
+        for name in command.names:
+            if name not in session.toggles:
+                session.send(fs.unknown_toggle(name))
+                continue
+            session.toggles[name] = not session.toggles[name]
+            session.send(fs.toggle_reply(name, session.toggles[name]))
+            changed_ready |= name == "ready"
+        self._save_account(session)
+        if changed_ready:
+            self._who_update(session)
+
+    def _cmd_set(self, session: Session, command: fs.Set) -> None:
+        name, value = command.name, command.value
+        if name is None:
+            session.send(*fs.settings_list(session.settings))
+            return
+        if name not in session.settings:
+            session.send(fs.unknown_setting(name))
+            return
+        if value is None:
+            session.send(fs.setting_value(name, session.settings[name]))
+            return
+        checked = _check_setting(name, value)
+        if isinstance(checked, tuple):
+            session.send(fs.bad_setting_value(name, checked[0]))
+            return
+        session.settings[name] = checked
+        self._save_account(session)
+        session.send(fs.setting_set(name, checked))
+
+    def _cmd_away(self, session: Session, command: fs.Away) -> None:
+        if not command.text:
+            entries = [(s.name or "", s.away or "") for s in self.online.values() if s.away is not None]
+            session.send(*fs.away_list(entries))
+            return
+        session.away = command.text[:MAX_TEXT]
+        session.send(fs.away_set(session.away))
+        self._who_update(session)
+
+    def _cmd_back(self, session: Session, command: fs.Command) -> None:
+        session.away = None
+        session.send(fs.welcome_back())
+        self._who_update(session)
+
+    def _cmd_gag(self, session: Session, command: fs.Gag) -> None:
+        on = command.name not in session.gagged
+        (session.gagged.add if on else session.gagged.discard)(command.name)
+        session.send(fs.gagged(command.name, on))
+
+    def _cmd_blind(self, session: Session, command: fs.Blind) -> None:
+        name, me = command.name, session.name or ""
+        on = name not in session.blinded
+        (session.blinded.add if on else session.blinded.discard)(name)
+        session.send(fs.blinded(name, on))
+        watcher = self.online.get(name)
+        if on and watcher is not None and watcher.watching == me:
+            watcher.watching = None
+            watcher.send(fs.bans_you(me))
+            self._who_update(watcher)
+
+    # chat
+
+    def _cmd_tell(self, session: Session, command: fs.Tell) -> None:
+        me = session.name or ""
+        target = self.online.get(command.name)
+        if target is None:
+            session.send(fs.no_one_called(command.name))
+            return
+        if me in target.gagged:
+            session.send(fs.wont_listen(command.name))
+            return
+        text = command.text[:MAX_TEXT]
+        self._chat(target, "says", me, text)
+        if session.clip:
+            session.send(fs.clip_you_say(target.name or "", text))
+        if target.away is not None:
+            session.send(fs.player_away(command.name, target.away))
+
+    def _cmd_say(self, session: Session, command: fs.Say) -> None:
+        if session.table is None:
+            session.send(fs.say_outside_game())
+            return
+        opponent = self.online.get(session.opponent or "")
+        text = command.text[:MAX_TEXT]
+        if opponent is not None and (session.name or "") not in opponent.gagged:
+            self._chat(opponent, "says", session.name or "", text)
+        if session.clip:
+            session.send(fs.clip_you_say(session.opponent or "", text))
+
+    def _game_audience(self, session: Session) -> tuple[Table, list[Session], list[Session]] | None:
+        """The table ``session`` plays or watches, its players' sessions and its watchers' sessions."""
+        table = session.table
+        if table is None and session.watching:
+            watched = self.online.get(session.watching)
+            table = watched.table if watched is not None else None
+        if table is None:
+            return None
+        players = [s for s in (self.online.get(n) for n in table.names) if s is not None and s.table is table]
+        watchers = [s for s in self.online.values() if s.watching in table.names and s.table is None]
+        return table, players, watchers
+
+    def _cmd_kibitz(self, session: Session, command: fs.Kibitz) -> None:
+        audience = self._game_audience(session)
+        if audience is None:
+            session.send(fs.not_watching_or_playing())
+            return
+        _, players, watchers = audience
+        text = command.text[:MAX_TEXT]
+        heard = 0
+        for other in players + watchers:
+            if other is not session:
+                self._chat(other, "kibitzes", session.name or "", text)
+                heard += 1
+        if session.clip:
+            session.send(fs.clip_you_kibitz(text))
+        session.send(fs.heard_by(heard))
+
+    def _cmd_whisper(self, session: Session, command: fs.Whisper) -> None:
+        audience = self._game_audience(session)
+        if audience is None:
+            session.send(fs.not_watching_or_playing())
+            return
+        _, _, watchers = audience
+        text = command.text[:MAX_TEXT]
+        heard = 0
+        for other in watchers:
+            if other is not session:
+                self._chat(other, "whispers", session.name or "", text)
+                heard += 1
+        if session.clip:
+            session.send(fs.clip_you_whisper(text))
+        session.send(fs.heard_by(heard))
+
+    def _cmd_shout(self, session: Session, command: fs.Shout) -> None:
+        text = command.text[:MAX_TEXT]
+        for other in self.online.values():
+            if (
+                other is not session
+                and not other.toggles["silent"]
+                and (session.name or "") not in other.gagged
+            ):
+                self._chat(other, "shouts", session.name or "", text)
+        if session.clip:
+            session.send(fs.clip_you_shout(text))
+
+    def _cmd_message(self, session: Session, command: fs.Message) -> None:
+        me = session.name or ""
+        if self.store.account(command.name) is None:
+            session.send(fs.no_one_called(command.name))
+            return
+        text = command.text[:MAX_TEXT]
+        now = int(self.clock())
+        target = self.online.get(command.name)
+        if target is not None:
+            target.send(
+                fs.clip_message(me, now, text) if target.clip else fs.text_message(me, _time_text(now), text)
+            )
+            session.send(fs.clip_message_delivered(command.name))
+        else:
+            self.store.add_message(command.name, me, now, text)
+            session.send(fs.clip_message_saved(command.name))
+
+    # watching
+
+    def _cmd_watch(self, session: Session, command: fs.Watch) -> None:
+        me = session.name or ""
+        target = self.online.get(command.name)
+        if target is None:
+            session.send(fs.no_one_called(command.name))
+            return
+        if target is session:
+            session.send(fs.cant_watch_yourself())
+            return
+        if session.table is not None:
+            session.send(fs.cant_watch_while_playing())
+            return
+        if me in target.blinded:
+            session.send(fs.doesnt_want_you_to_watch(command.name))
+            return
+        if session.watching and session.watching != command.name:
+            self._stop_watching(session, quiet=True)
+        session.watching = command.name
+        self._who_update(session)
+        session.send(fs.now_watching(command.name))
+        table = target.table
+        if table is None:
+            session.send(fs.nothing_interesting(command.name))
+        else:
+            session.send(*self._board_lines(session, table, target.seat, watcher=True))
+            opponent = self.online.get(target.opponent or "")
+            if opponent is not None:
+                opponent.send(fs.starts_watching(me, command.name))
+        target.send(fs.is_watching_you(me))
+
+    def _stop_watching(self, session: Session, quiet: bool = False) -> None:
+        watched_name, session.watching = session.watching, None
+        if watched_name is None:
+            return
+        watched = self.online.get(watched_name)
+        if watched is not None:
+            watched.send(fs.stops_watching_you(session.name or ""))
+        if not quiet:
+            session.send(fs.stop_watching(watched_name))
+        self._who_update(session)
+
+    def _cmd_unwatch(self, session: Session, command: fs.Command) -> None:
+        if session.watching is None:
+            session.send(fs.not_watching())
+            return
+        self._stop_watching(session)
+
+    def _cmd_look(self, session: Session, command: fs.Look) -> None:
+        target = self.online.get(command.name)
+        if target is None:
+            session.send(fs.no_one_called(command.name))
+        elif target.table is None:
+            session.send(fs.nothing_interesting(command.name))
+        else:
+            session.send(*self._board_lines(session, target.table, target.seat, watcher=True))
+
+    def _cmd_board(self, session: Session, command: fs.Command) -> None:
+        if session.table is not None:
+            session.send(*self._board_lines(session, session.table, session.seat))
+            return
+        if session.watching:
+            target = self.online.get(session.watching)
+            if target is not None and target.table is not None:
+                session.send(*self._board_lines(session, target.table, target.seat, watcher=True))
+                return
+            session.send(fs.nothing_interesting(session.watching))
+            return
+        session.send(fs.not_watching_or_playing())
+
+    def _board_lines(self, viewer: Session, table: Table, seat: int, watcher: bool = False) -> list[str]:
+        """The board as ``viewer`` asked for it: the CLIP line (boardstyle 3) or drawn (1 and 2)."""
+        if viewer.settings["boardstyle"] == "3":
+            return [table.board(seat, watcher=watcher)]
+        return fs.ascii_board(table.board_value(seat, watcher=watcher))
+
+    def _cmd_pip(self, session: Session, command: fs.Command) -> None:
+        table = session.table
+        if table is None:
+            session.send(fs.not_playing())
+            return
+        opponent = self.online.get(session.opponent or "")
+        if opponent is not None and not opponent.toggles["allowpip"]:
+            session.send(fs.pip_not_allowed(opponent.name or ""))
+            return
+        mine, theirs = table.pips(session.seat)
+        session.send(fs.pip_count(mine, theirs, session.opponent or ""))
+
+    # saved matches and history
+
+    def _cmd_show(self, session: Session, command: fs.Show) -> None:
+        me = session.name or ""
+        if command.topic == "saved":
+            rows = self.store.saved_matches(me)
+            if not rows:
+                session.send(fs.no_saved_games())
+                return
+            session.send(fs.saved_header())
+            for row in rows:
+                seat = 0 if row.player0 == me else 1
+                opponent = row.player1 if seat == 0 else row.player0
+                playing = session.table is not None and session.table.id == row.id
+                session.send(
+                    fs.saved_row(
+                        opponent,
+                        row.length,
+                        row.score[seat],
+                        row.score[1 - seat],
+                        online=opponent in self.online,
+                        playing=playing,
+                    )
+                )
+        elif command.topic == "savedcount":
+            name = command.argument or me
+            session.send(fs.saved_count(name, self.store.saved_count(name)))
+        elif command.topic == "games":
+            tables = sorted(self.tables.values(), key=lambda t: t.id)
+            if not tables:
+                session.send(fs.no_games())
+                return
+            session.send(fs.games_header())
+            for table in tables:
+                session.send(fs.games_row(table.names[0], table.names[1], table.length, table.state.score))
+        elif command.topic == "watchers":
+            entries = sorted((s.name or "", s.watching) for s in self.online.values() if s.watching)
+            session.send(*fs.watchers_list(entries))
+        else:
+            session.send(f"maximum number of saved games: {MAX_SAVED}")
+
+    def _cmd_oldmoves(self, session: Session, command: fs.Oldmoves) -> None:
+        me = session.name or ""
+        other = command.name or session.opponent
+        if other is None:
+            recent = [t for key, t in self.last_tables.items() if me in key]
+            if session.watching:
+                target = self.online.get(session.watching)
+                if target is not None and target.table is not None:
+                    recent.append(target.table)
+            if not recent:
+                session.send(fs.no_oldmoves(me))
+                return
+            table = recent[-1]
+            session.send(*table.oldmoves())
+            return
+        table = session.table if session.table is not None and other in session.table.names else None
+        table = table or self.last_tables.get(frozenset((me, other)))
+        if table is not None and table.record.games:
+            session.send(*table.oldmoves())
+            return
+        row = self.store.last_finished_between(me, other)
+        if row is None:
+            session.send(fs.no_oldmoves(other))
+            return
+        try:
+            record = record_from_json(row.data["record"])
+            colours = [int(c) for c in row.data.get("colours", [])]
+            session.send(*oldmoves_text(record, len(record.games) - 1, colours[-1] if colours else 1))
+        except (KeyError, ValueError, IndexError):
+            session.send(fs.no_oldmoves(other))
+
+    # invitations
+
+    def _cmd_invite(self, session: Session, command: fs.Invite) -> None:
+        me = session.name or ""
+        name, length = command.name, command.length
+        target = self.online.get(name)
+        if target is None:
+            session.send(fs.no_one_called(name))
+            return
+        if target is session:
+            session.send(fs.cannot_invite_yourself())
+            return
+        if session.table is not None:
+            session.send(fs.you_are_already_playing())
+            return
+        saved = self.store.saved_match_between(me, name)
+        if length is None and saved is None:
+            session.send(fs.no_saved_match(name))
+            return
+        if not target.toggles["ready"]:
+            session.send(fs.refusing_games(name))
+            return
+        if target.table is not None:
+            session.send(fs.already_playing_with_someone_else(name))
+            return
+        if length is not None and saved is None and self.store.saved_count(me) >= MAX_SAVED:
+            session.send(fs.too_many_saved(MAX_SAVED))
+            return
+        session.invitation = (name, length)
+        session.send(fs.you_invited(name, length))
+        if not session.toggles["ready"]:
+            session.toggles["ready"] = True  # any invite turns ready on; FIBS shows only the CLIP 5 line
+            self._who_update(session)
+        target.send(fs.invitation(me, length), fs.join_hint(me))
+        if length is not None and saved is not None:
+            target.send(fs.saved_match_warning(saved.length))
+        if target.away is not None:
+            session.send(fs.player_away(name, target.away))
+
+    def _cmd_join(self, session: Session, command: fs.Join) -> None:
+        if command.name is None:
+            if session.table is not None:
+                self._table_action(session, lambda t, seat: t.join_next(seat))
+            else:
+                session.send(fs.join_who())
+            return
+        me, name = session.name or "", command.name
+        if session.table is not None:
+            session.send(fs.cannot_play_two_games())
+            return
+        inviter = self.online.get(name)
+        if inviter is None:
+            session.send(fs.cant_find_player(name))
+            return
+        if inviter.invitation is None or inviter.invitation[0] != me:
+            session.send(fs.didnt_invite_you(name))
+            return
+        if inviter.table is not None:
+            session.send(fs.join_busy(name))
+            return
+        length = inviter.invitation[1]
+        inviter.invitation = None
+        if session.watching:
+            self._stop_watching(session, quiet=True)
+        if inviter.watching:
+            self._stop_watching(inviter, quiet=True)
+        saved = self.store.saved_match_between(me, name)
+        if length is None:
+            self._resume(inviter, session, saved)
+            return
+        if saved is not None:
+            self.store.delete_match(saved.id)  # accepting a new match discards the saved one (FIBS)
+        table = Table(
+            self._new_match_id(),
+            (name, me),
+            length,
+            self.dice_factory(),
+            self._prefs_for((name, me)),
+            crawford=inviter.toggles["crawford"] or session.toggles["crawford"],
+            redoubles=_redoubles_limit(inviter.settings["redoubles"], session.settings["redoubles"]),
+            site=self.name,
+        )
+        self._seat(inviter, table, 0)
+        self._seat(session, table, 1)
+        session.send(fs.you_are_now_playing(name, length))
+        inviter.send(fs.player_joined_you(me, length))
+        self._who_update(session)
+        self._who_update(inviter)
+        self._report(fs.match_start_report(name, me, length), exclude=(session, inviter))
+        table.start_game()
+        self._flush(table)
+        self._persist(table)
+
+    def _resume(self, inviter: Session, joiner: Session, saved: SavedRow | None) -> None:
+        me, name = joiner.name or "", inviter.name or ""
+        if saved is None:
+            joiner.send(fs.saved_match_corrupt())
+            return
+        try:
+            table = Table.from_json(
+                saved.data,
+                saved.gnubg_id,
+                self.dice_factory(),
+                self._prefs_for((saved.player0, saved.player1)),
+            )
+        except SavedMatchError as exc:
+            log.warning("saved_match_corrupt", match=saved.id, players=[name, me], error=str(exc))
+            for s in (joiner, inviter):
+                s.send(fs.saved_match_corrupt())
+            return
+        for s in (inviter, joiner):
+            self._seat(s, table, table.seat_of(s.name or "") or 0)
+        joiner.send(fs.you_resumed(name))
+        inviter.send(fs.opponent_resumed(me))
+        self._who_update(joiner)
+        self._who_update(inviter)
+        self._report(fs.match_resume_report(name, me, table.length), exclude=(joiner, inviter))
+        state = table.state
+        synopsis = (
+            fs.resume_turn(table.names[state.on_roll]),
+            fs.resume_length(table.length),
+            fs.resume_points(table.names[0], state.score[0]),
+            fs.resume_points(table.names[1], state.score[1]),
+        )
+        for s in (inviter, joiner):
+            s.send(*synopsis)
+        table.resume()
+        self._flush(table)
+        self._persist(table)
+
+    def _seat(self, session: Session, table: Table, seat: int) -> None:
+        session.table, session.seat = table, seat
+        self.tables[table.id] = table
+
+    def _new_match_id(self) -> str:
+        stamp = datetime.datetime.fromtimestamp(self.clock(), datetime.UTC).strftime("%Y%m%dT%H%M%S")
+        return f"{self.name}-{stamp}-{secrets.token_hex(4)}-{next(self._ids)}"
+
+    def _prefs_for(self, names: tuple[str, str]) -> Callable[[int, str], bool]:
+        def prefs(seat: int, toggle: str) -> bool:
+            session = self.online.get(names[seat])
+            return (
+                session.toggles.get(toggle, False)
+                if session is not None
+                else DEFAULT_TOGGLES.get(toggle, False)
+            )
+
+        return prefs
+
+    # the game
+
+    def _table_action(self, session: Session, action: Callable[[Table, int], None]) -> None:
+        table = session.table
+        if table is None:
+            session.send(fs.not_playing())
+            return
+        try:
+            action(table, session.seat)
+        except TableRefusal as refusal:
+            table.take()  # nothing was changed; drop anything queued before the refusal
+            session.send(refusal.line)
+            return
+        self._flush(table)
+        if table.finished:
+            self._finish(table)
+        elif not table.in_game or self.clock() - self._saved_at.get(table.id, 0.0) >= PERSIST_INTERVAL:
+            self._persist(table)
+
+    def _cmd_roll(self, session: Session, command: fs.Command) -> None:
+        self._table_action(session, lambda t, seat: t.roll(seat))
+
+    def _cmd_move(self, session: Session, command: fs.MoveCommand) -> None:
+        self._table_action(session, lambda t, seat: t.move(seat, command.text))
+
+    def _cmd_double(self, session: Session, command: fs.Command) -> None:
+        self._table_action(session, lambda t, seat: t.double(seat))
+
+    def _cmd_redouble(self, session: Session, command: fs.Command) -> None:
+        self._table_action(session, lambda t, seat: t.redouble(seat))
+
+    def _cmd_accept(self, session: Session, command: fs.Command) -> None:
+        self._table_action(session, lambda t, seat: t.accept(seat))
+
+    def _cmd_reject(self, session: Session, command: fs.Command) -> None:
+        self._table_action(session, lambda t, seat: t.reject(seat))
+
+    def _cmd_resign(self, session: Session, command: fs.Resign) -> None:
+        self._table_action(session, lambda t, seat: t.resign(seat, command.level))
+
+    def _cmd_leave(self, session: Session, command: fs.Command) -> None:
+        if session.table is None:
+            session.send(fs.not_playing())
+            return
+        self._leave(session, "left")
+
+    def _flush(self, table: Table) -> None:
+        """Deliver the table's queued output: seats, then the watchers of each seat."""
+        players = [self._seat_session(table, seat) for seat in (0, 1)]
+        for target, text in table.take():
+            if target < 2:
+                s = players[target]
+                if s is not None:
+                    s.send(*([text] if text is not None else self._board_lines(s, table, target)))
+                continue
+            seat = target - 2
+            watched = table.names[seat]
+            board: str | None = None
+            for s in self.online.values():
+                if s.watching == watched and s.table is None:
+                    if text is not None:
+                        s.send(text)
+                    elif s.settings["boardstyle"] == "3":
+                        board = board or table.board(seat, watcher=True)  # one rendering for all watchers
+                        s.send(board)
+                    else:
+                        s.send(*self._board_lines(s, table, seat, watcher=True))
+        self._tell_listeners(table)
+
+    def _seat_session(self, table: Table, seat: int) -> Session | None:
+        s = self.online.get(table.names[seat])
+        return s if s is not None and s.table is table else None
+
+    def _persist(self, table: Table) -> None:
+        state = table.state
+        row = SavedRow(
+            id=table.id,
+            player0=table.names[0],
+            player1=table.names[1],
+            length=table.length,
+            score=state.score,
+            gnubg_id=state.gnubg_id,
+            data=table.to_json(),
+        )
+        now = self.clock()
+        try:
+            self.store.save_match(row, now=now)
+        except Exception:
+            log.exception("match_save_failed", match=table.id)
+            return
+        self._saved_at[table.id] = now
+
+    def _leave(self, session: Session, reason: str) -> None:
+        """The match of ``session`` is saved and both players are freed (leave, logout, drop, timeout)."""
+        table = session.table
+        if table is None:
+            return
+        me, seat = session.name or "", session.seat
+        opponent = table.names[1 - seat]
+        other = self._seat_session(table, 1 - seat)
+        self._persist(table)
+        self._unseat(table)
+        if reason == "left":
+            session.send(fs.you_terminated())
+        elif reason == "shutdown":
+            session.send(fs.your_game_saved(opponent))
+        if other is not None:
+            line = {
+                "left": fs.player_left,
+                "logs out": fs.logs_out_saved,
+                "timed out": fs.timed_out_saved,
+                "closed old connection": fs.closed_old_connection_saved,
+                "shutdown": lambda n: fs.your_game_saved(n),
+            }.get(reason, fs.drops_connection_saved)(me)
+            other.send(line)
+        self._report(
+            fs.left_game_report(me, opponent),
+            exclude=(session, other) if other else (session,),
+        )
+        for s in (session, other):
+            if s is not None:
+                self._who_update(s)
+
+    def _unseat(self, table: Table) -> None:
+        for name in table.names:
+            s = self.online.get(name)
+            if s is not None and s.table is table:
+                s.table, s.seat = None, -1
+        for s in list(self.sessions):
+            if s.table is table:
+                s.table, s.seat = None, -1
+        self.tables.pop(table.id, None)
+        self._saved_at.pop(table.id, None)
+        self.last_tables[frozenset(table.names)] = table
+        if len(self.last_tables) > 1000:
+            self.last_tables.pop(next(iter(self.last_tables)))
+        self._tell_listeners(table)
+
+    def _finish(self, table: Table) -> None:
+        """Match over: ratings, the result lines and reports, the store, the archive callback."""
+        state = table.state
+        winner = state.winner
+        assert winner is not None
+        loser = 1 - winner
+        names = table.names
+        ws, ls = state.score[winner], state.score[loser]
+        sessions = [self._seat_session(table, seat) for seat in (0, 1)]
+        accounts = [self.store.account(n) for n in names]
+        new_ratings: dict[str, tuple[float, int]] = {}
+        change = None
+        if table.length and accounts[0] is not None and accounts[1] is not None:
+            wa, la = accounts[winner], accounts[loser]
+            assert wa is not None and la is not None
+            change = ratings.rating_change(
+                names[winner], names[loser], wa.rating, la.rating, wa.experience, la.experience, table.length
+            )
+            new_ratings[wa.name] = (wa.rating + change.winner_change, wa.experience + table.length)
+            new_ratings[la.name] = (la.rating + change.loser_change, la.experience + table.length)
+        for seat, s in enumerate(sessions):
+            if s is None:
+                continue
+            if change is not None and s.toggles["ratings"]:
+                s.send(*fs.rating_calculation(change))
+            if seat == winner:
+                s.send(fs.you_win_match(table.length, ws, ls))
+            else:
+                s.send(fs.wins_match(names[winner], table.length, ws, ls))
+        for s in self.online.values():
+            if s.table is None and s.watching in names:
+                s.send(fs.wins_match(names[winner], table.length, ws, ls))
+        self._report(
+            fs.match_report(names[winner], names[loser], table.length, ws, ls),
+            exclude=[s for s in sessions if s is not None],
+        )
+        record = table.record
+        row = FinishedRow(
+            key=table.id,
+            player0=names[0],
+            player1=names[1],
+            length=table.length,
+            score=state.score,
+            data={"record": record_to_json(record), "colours": table.colours},
+        )
+        try:
+            self.store.finish_match(row, table.id, new_ratings, now=self.clock())
+        except Exception:
+            log.exception("match_finish_store_failed", match=table.id)
+        for s in sessions:
+            if s is not None and s.account is not None and s.account.name in new_ratings:
+                s.account.rating, s.account.experience = new_ratings[s.account.name]
+        self._unseat(table)
+        for s in sessions:
+            if s is not None:
+                self._who_update(s)
+        log.info("match_finished", match=table.id, winner=names[winner], score=f"{ws}-{ls}")
+        self._spawn(self._deliver(table.id, record))
+
+    async def _deliver(self, key: str, record: MatchRecord) -> None:
+        if self.on_match_finished is None:
+            return
+        try:
+            await self.on_match_finished(record)
+        except Exception:
+            log.exception("archive_callback_failed", match=key, retry="at the next start")
+            return
+        self.store.mark_archived(key)
+
+    async def _deliver_unarchived(self) -> None:
+        """Finished matches a previous run stored but did not hand to the archive."""
+        if self.on_match_finished is None:
+            return
+        for row in self.store.unarchived():
+            try:
+                record = record_from_json(row.data["record"])
+            except (KeyError, ValueError) as exc:
+                log.warning("finished_match_unreadable", match=row.key, error=str(exc))
+                continue
+            await self._deliver(row.key, record)
+
+    _handlers: ClassVar[dict[type, Callable[[FibsServer, Session, Any], None]]] = {}
+
+
+FibsServer._handlers = {
+    fs.Empty: FibsServer._cmd_empty,
+    fs.Bye: FibsServer._cmd_bye,
+    fs.Help: FibsServer._cmd_help,
+    fs.Time: FibsServer._cmd_time,
+    fs.Who: FibsServer._cmd_who,
+    fs.Toggle: FibsServer._cmd_toggle,
+    fs.Set: FibsServer._cmd_set,
+    fs.Away: FibsServer._cmd_away,
+    fs.Back: FibsServer._cmd_back,
+    fs.Gag: FibsServer._cmd_gag,
+    fs.Blind: FibsServer._cmd_blind,
+    fs.Tell: FibsServer._cmd_tell,
+    fs.Say: FibsServer._cmd_say,
+    fs.Kibitz: FibsServer._cmd_kibitz,
+    fs.Whisper: FibsServer._cmd_whisper,
+    fs.Shout: FibsServer._cmd_shout,
+    fs.Message: FibsServer._cmd_message,
+    fs.Watch: FibsServer._cmd_watch,
+    fs.Unwatch: FibsServer._cmd_unwatch,
+    fs.Look: FibsServer._cmd_look,
+    fs.Board: FibsServer._cmd_board,
+    fs.Pip: FibsServer._cmd_pip,
+    fs.Show: FibsServer._cmd_show,
+    fs.Oldmoves: FibsServer._cmd_oldmoves,
+    fs.Invite: FibsServer._cmd_invite,
+    fs.Join: FibsServer._cmd_join,
+    fs.Roll: FibsServer._cmd_roll,
+    fs.MoveCommand: FibsServer._cmd_move,
+    fs.Double: FibsServer._cmd_double,
+    fs.Redouble: FibsServer._cmd_redouble,
+    fs.Accept: FibsServer._cmd_accept,
+    fs.Reject: FibsServer._cmd_reject,
+    fs.Resign: FibsServer._cmd_resign,
+    fs.Leave: FibsServer._cmd_leave,
+}
+
+
+def _time_text(when: float) -> str:
+    return datetime.datetime.fromtimestamp(when, datetime.UTC).strftime("%A, %B %d %H:%M:%S UTC")
+
+
+def _redoubles_limit(a: str, b: str) -> int:
+    """The instant redoubles an unlimited match allows: the smaller of the two players' settings."""
+
+    def value(text: str) -> int:
+        if text == "unlimited":
+            return 99
+        return int(text) if text.isdigit() else 0
+
+    return min(value(a), value(b))
+
+
+def _check_setting(name: str, value: str) -> str | tuple[str]:
+    """The normalised value, or (allowed values,) when ``value`` is not one of them."""
+    value = value.strip()
+    if name == "boardstyle":
+        return value if value in ("1", "2", "3") else ("1, 2 or 3",)
+    if name in ("linelength", "pagelength"):
+        return value if value.isdigit() and int(value) <= 1000 else ("0 to 1000",)
+    if name == "redoubles":
+        if value in ("none", "unlimited") or (value.isdigit() and 0 < int(value) < 100):
+            return value
+        return ("none, unlimited or 1 to 99",)
+    if name == "sortwho":
+        return value if value in fs.SORTWHO else (", ".join(fs.SORTWHO),)
+    if name == "timezone":
+        return value if value and len(value) <= 40 and " " not in value else ("a zone name such as UTC",)
+    return ("nothing",)
