@@ -136,8 +136,13 @@ class NetEvaluator:
             return self.nets["contact"]
         return self.nets.get("race", self.nets["contact"])
 
+    CHUNK = 4096  # rows per onnxruntime call: bounds the memory of deep searches, costs nothing in speed
+
     def evaluate_boards(self, boards: np.ndarray, net: OnnxNet) -> np.ndarray:
-        return sanitise(net.run(encode(boards)))
+        if len(boards) <= self.CHUNK:
+            return sanitise(net.run(encode(boards)))
+        parts = [net.run(encode(boards[i : i + self.CHUNK])) for i in range(0, len(boards), self.CHUNK)]
+        return sanitise(np.concatenate(parts))
 
 
 _IDX = np.arange(25)
