@@ -1,0 +1,100 @@
+"""The daemon's web port: the page's static files and the ``/ws`` WebSocket endpoint on one port, beside the
+embedded FIBS server and sharing its accounts and matches (``start_web``)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+
+from bot.server.server import FibsServer
+from bot.web.connection import WebConnection
+from bot.web.http import StaticFiles
+from bot.web.hub import WebHub
+from engine.analyser import Analyser
+from protocols.web.messages import MAX_MESSAGE
+
+log = logging.getLogger("gammond.web")
+
+PING_INTERVAL = 20.0  # seconds between WebSocket pings; a peer that misses one for as long is dropped
+
+
+class WebService:
+    """The running web port. ``await service.close()`` (or ``await service()``, the daemon's closer) stops
+    it: no new connections, every web client disconnected (their FIBS sessions leave, matches saved)."""
+
+    def __init__(
+        self,
+        fibs: FibsServer,
+        analyser: Analyser | None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8080,
+        idle_timeout: float = 3600.0,
+        kibitz: bool = True,
+    ) -> None:
+        self.fibs = fibs
+        self.host = host
+        self.port = port
+        self.idle_timeout = idle_timeout
+        self.hub = WebHub(fibs, analyser, kibitz=kibitz)
+        self.static = StaticFiles()
+        self._server: Server | None = None
+
+    def __repr__(self) -> str:
+        return f"<WebService http://{self.host}:{self.port}/ {self.hub!r}>"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+    async def start(self) -> None:
+        self._server = await serve(
+            self._connection,
+            self.host,
+            self.port,
+            process_request=self.static.respond,
+            max_size=4 * MAX_MESSAGE,  # bytes: the protocol's own limit (characters) is checked after
+            ping_interval=PING_INTERVAL,
+            ping_timeout=PING_INTERVAL,
+            server_header="gammond",
+        )
+        self.port = next(iter(self._server.sockets)).getsockname()[1]
+        self.hub.start()
+        log.info("web page on %s", self.url)
+
+    async def _connection(self, ws: ServerConnection) -> None:
+        try:
+            await WebConnection(self.hub, ws, idle_timeout=self.idle_timeout).run()
+        except Exception:  # one client's failure stays in its own task
+            log.exception("web connection from %s failed", ws.remote_address)
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()  # closes the connections too; their tasks log their sessions out
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+            self._server = None
+        await self.hub.close()
+
+    async def __call__(self) -> None:
+        await self.close()
+
+
+async def start_web(server: FibsServer, analyser: Analyser | None, config: Any) -> WebService | None:
+    """Serve the page and ``/ws`` on ``config.web_port`` (``bot.config.Config`` or its ``server`` section);
+    None when the port is 0 (no web). The result is the closer: ``await closer()``."""
+    section = getattr(config, "server", config)
+    if not section.web_port:
+        return None
+    service = WebService(
+        server,
+        analyser,
+        host=section.host,
+        port=section.web_port,
+        idle_timeout=section.idle_timeout,
+    )
+    await service.start()
+    return service
