@@ -1,0 +1,766 @@
+"""The bot on a bgammon server (bgammon.org and its clones), over TCP or WebSocket.
+
+One ``BgammonBot`` per ``[servers.<name>]`` entry with ``protocol = "bgammon"``; the daemon starts
+``run_bgammon_bot`` as one asyncio task per entry. What the bot does, as bgammon expects of bots
+(../shared/reference/engines-and-strength.md, section 2):
+
+* logs in with ``loginjson`` as a ``bot_`` account (the server shows it as ``BOT_...``);
+* creates public matches of the configured lengths, one at a time, and waits: bots may not join players'
+  matches;
+* plays at the configured level (per opponent if ``engine.opponent_levels`` names them), doubles, takes with
+  ``ok`` and drops with ``resign``, weighing a drop at what bgammon charges for it (board.py, ``win_level``);
+* when a match ends, archives it as ``.mat`` (protocols.bgammon.tracker builds the record; a record the
+  tracker could not follow to the end is archived as far as it goes, marked partial, with the reason in its
+  comment), says goodbye and offers a rematch; with none accepted in ``rematch_wait`` seconds it leaves and
+  creates the next match;
+* writes something at least every ``keepalive`` seconds (the server drops clients silent for 40 s), answers
+  pings, and treats ``read_timeout`` seconds without any event as a dead connection;
+* reconnects after any failure with capped, jittered exponential backoff; the server puts a returning player
+  back into its match, and the record of that match goes on.
+
+Engine decisions run in an executor (a worker thread) so that the connection stays served meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from bot import logs
+from bot.archive import Archive, archive_name
+from bot.config import Config, ConfigError, ServerConfig
+from engine import cube as cubes
+from engine.analyser import Analyser
+from engine.errors import EngineError
+from engine.formats.mat import write_mat
+from engine.levels import Level, parse_level
+from engine.match import MatchState
+from engine.met import MAX_AWAY
+from engine.player import Action, Player, cube_info
+from protocols.bgammon import codec
+from protocols.bgammon import events as ev
+from protocols.bgammon.board import BgammonBoardError, BoardState, win_level
+from protocols.bgammon.tracker import MatchTracker
+
+__all__ = [
+    "BgammonAddress",
+    "BgammonAddressError",
+    "BgammonBot",
+    "BgammonOptions",
+    "backoff_delay",
+    "bgammon_take",
+    "parse_address",
+    "run_bgammon_bot",
+]
+
+DEFAULT_TCP_PORT = 1337
+VERSION = "0.1.0"
+
+
+class BgammonAddressError(ConfigError):
+    """A ``servers.<name>.address`` that is not ``tcp://host:port``, ``ws://...`` or ``wss://...``."""
+
+
+@dataclass(frozen=True, slots=True)
+class BgammonAddress:
+    scheme: str  # tcp | ws | wss
+    host: str
+    port: int
+    path: str = "/"
+
+    @property
+    def uri(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        if self.scheme == "tcp":
+            return f"tcp://{host}:{self.port}"
+        return f"{self.scheme}://{host}:{self.port}{self.path}"
+
+    def __str__(self) -> str:
+        return self.uri
+
+
+def parse_address(text: str) -> BgammonAddress:
+    """``tcp://bgammon.org:1337`` (port 1337 by default), ``wss://ws.bgammon.org`` (443), ``ws://host:port``."""
+    if not isinstance(text, str) or not text.strip():
+        raise BgammonAddressError("a bgammon server needs an address: tcp://host:port or wss://host[:port]")
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise BgammonAddressError(f"address {text!r}: {exc}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("tcp", "ws", "wss"):
+        raise BgammonAddressError(f"address {text!r}: the scheme must be tcp, ws or wss")
+    if not parts.hostname:
+        raise BgammonAddressError(f"address {text!r} names no host")
+    default = {"tcp": DEFAULT_TCP_PORT, "ws": 80, "wss": 443}[scheme]
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    if scheme == "tcp" and path != "/":
+        raise BgammonAddressError(f"address {text!r}: a tcp address has no path")
+    return BgammonAddress(scheme, parts.hostname, port or default, path)
+
+
+def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
+    """Seconds to wait before reconnection ``attempt`` (0 = the first): exponential from ``base``, capped at
+    ``cap``, with the upper half jittered so that bots thrown off together do not return together."""
+    ceiling = min(cap, base * 2.0 ** min(attempt, 30))
+    return ceiling * rng.uniform(0.5, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class BgammonOptions:
+    """How the bot behaves on a bgammon server; ``from_config`` derives them from the daemon's settings."""
+
+    lengths: tuple[int, ...] = (1, 3, 5)  # match lengths created in turn
+    match_name: str = ""  # empty: the server's default ("BOT_x's match")
+    client: str = f"gammond-v{VERSION}/en"
+    keepalive: float = 20.0  # the server drops a client that wrote nothing for 40 s
+    read_timeout: float = 95.0  # the server pings every 30 s: silence this long means a dead link
+    connect_timeout: float = 20.0
+    backoff_base: float = 1.0
+    backoff_cap: float = 120.0
+    create_delay: float = 2.0  # after login, time for the server to put us back into a match first
+    create_retry: float = 30.0  # after a refused create
+    rematch_wait: float = 30.0
+    opponent_wait: float = 600.0  # an opponent who left a match in progress has this long to return
+    max_failures: int = 5  # refused commands in a row before the bot leaves the match
+    greeting: str = "Hello {opponent}, good luck!"
+    farewell: str = "Thanks for the match, {opponent}."
+
+    def __post_init__(self) -> None:
+        if not self.lengths or not all(isinstance(n, int) and 1 <= n <= MAX_AWAY for n in self.lengths):
+            raise ConfigError(f"bgammon match lengths {self.lengths!r} must be integers in 1..{MAX_AWAY}")
+        if not 0 < self.keepalive < 40:
+            raise ConfigError("bgammon keepalive must be between 0 and 40 seconds (the server's timeout)")
+
+    @classmethod
+    def from_config(cls, config: Config, **changes: Any) -> BgammonOptions:
+        """Lengths 1, 3, 5 and 7 within ``policy.min_length..max_length``; the opponent's grace from
+        ``policy.idle_leave``; greeting and farewell from ``[kibitz]``; the reconnection delays from
+        ``daemon.reconnect_initial``/``reconnect_max`` where the config has them."""
+        policy, daemon, defaults = config.policy, config.daemon, cls()
+        lengths = tuple(n for n in (1, 3, 5, 7) if policy.min_length <= n <= policy.max_length)
+        base = cls(
+            lengths=lengths or (policy.min_length,),
+            opponent_wait=policy.idle_leave,
+            greeting=config.kibitz.greeting,
+            farewell=config.kibitz.farewell,
+            backoff_base=getattr(daemon, "reconnect_initial", defaults.backoff_base),
+            backoff_cap=getattr(daemon, "reconnect_max", defaults.backoff_cap),
+        )
+        return dataclasses.replace(base, **changes)
+
+
+def bgammon_take(player: Player, state: MatchState, level: int) -> bool:
+    """Take the double waiting in ``state`` (we are ``state.turn``) when dropping would cost ``level`` times
+    the cube, as bgammon charges it: take when the doubler's equity after the take is below that."""
+    ci = cube_info(state)
+    evaluation = player.evaluation(state)
+    x = cubes.cube_efficiency(state.position)
+    decision = cubes.cube_decision(evaluation.probs, ci, x, player.analyser.met)
+    if ci.is_money:
+        drop_value = float(level)
+    else:
+        a, b = ci.away[state.on_roll], ci.away[1 - state.on_roll]
+        met = player.analyser.met
+        drop_value = met.mwc2eq(met.mwc_after(a, b, level * state.cube), a, b, state.cube)
+    return decision.double_take < drop_value
+
+
+class _Placeholders(dict[str, object]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _fill(template: str, **values: object) -> str:
+    """``template`` with ``{opponent}``, ``{me}`` and ``{length}`` filled; other braces are left as written."""
+    try:
+        return template.format_map(_Placeholders(values))
+    except (ValueError, IndexError, AttributeError, KeyError):
+        return template
+
+
+# -- transports -------------------------------------------------------------------------------------------------
+
+
+class _Closed(Exception):
+    """The server closed the connection."""
+
+
+class _Link(Protocol):
+    async def send(self, line: str) -> None: ...
+    async def receive(self) -> list[ev.BgammonEvent]: ...
+    async def close(self) -> None: ...
+
+
+class _TcpLink:
+    """Newline-separated commands and events over a plain TCP stream."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader, self._writer = reader, writer
+        self._protocol = codec.BgammonClientProtocol()
+
+    async def send(self, line: str) -> None:
+        self._writer.write(line.encode() + b"\n")
+        await self._writer.drain()
+
+    async def receive(self) -> list[ev.BgammonEvent]:
+        data = await self._reader.read(65536)
+        if not data:
+            rest = self._protocol.receive_eof()
+            if rest:
+                return rest
+            raise _Closed("the server closed the connection")
+        return self._protocol.receive_data(data)
+
+    async def close(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(OSError, asyncio.TimeoutError):
+            await asyncio.wait_for(self._writer.wait_closed(), 2.0)
+
+
+class _WsLink:
+    """One text frame per command and per event."""
+
+    def __init__(self, connection: Any) -> None:
+        self._ws = connection
+        self._protocol = codec.BgammonClientProtocol()
+
+    async def send(self, line: str) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            await self._ws.send(line)
+        except ConnectionClosed as exc:
+            raise _Closed(str(exc)) from None
+
+    async def receive(self) -> list[ev.BgammonEvent]:
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            message = await self._ws.recv()
+        except ConnectionClosed as exc:
+            raise _Closed(str(exc)) from None
+        return self._protocol.receive_message(message)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._ws.close(), 2.0)
+
+
+async def _open_link(address: BgammonAddress, timeout: float) -> _Link:
+    if address.scheme == "tcp":
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(address.host, address.port), timeout)
+        return _TcpLink(reader, writer)
+    from websockets.asyncio.client import connect
+
+    loopback = address.host in ("127.0.0.1", "::1", "localhost")
+    ws = await connect(
+        address.uri,
+        open_timeout=timeout,
+        ping_interval=None,  # bgammon keeps the link alive with its own ping/pong commands
+        compression=None,
+        max_size=4 * 1024 * 1024,
+        user_agent_header=f"gammond/{VERSION}",
+        **({"proxy": None} if loopback else {}),
+    )
+    return _WsLink(ws)
+
+
+# -- the bot ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Match:
+    """The match we sit in: its ID, its tracker, and what we are waiting for."""
+
+    game_id: int
+    tracker: MatchTracker | None = None
+    opponent: str = ""
+    player: Player | None = None
+    over: bool = False
+    archived: bool = False
+    greeted: bool = False
+
+
+class BgammonBot:
+    """The bot for one bgammon server. ``run(stop)`` connects, plays and reconnects until ``stop`` is set."""
+
+    def __init__(
+        self,
+        server: ServerConfig,
+        analyser: Analyser,
+        archive: Archive,
+        options: BgammonOptions | None = None,
+        *,
+        level: Callable[[str], Level] | None = None,
+        rng: random.Random | None = None,
+        password: Callable[[], str] | None = None,
+        executor: Executor | None = None,
+    ) -> None:
+        self.server = server
+        self.address = parse_address(server.address)
+        self.analyser = analyser
+        self.archive = archive
+        self.options = options or BgammonOptions()
+        self._level = level or (lambda _opponent: parse_level("expert"))
+        self._rng = rng or random.Random()
+        self._password = password or server.password
+        self.executor = executor  # engine work runs here (None: asyncio's default thread pool)
+        self.log = logs.get(server=server.name, protocol="bgammon", address=str(self.address))
+        self.user = server.user if server.user.lower().startswith("bot_") else f"bot_{server.user}"
+        # kept across reconnections
+        self.matches_created = 0
+        self.archived: list[str] = []  # archive keys written by this bot
+        self.connections = 0
+        self.attempts = 0
+        self._match: _Match | None = None
+        # per connection
+        self._link: _Link | None = None
+        self._name = ""
+        self._last_sent = 0.0
+        self._acted: tuple[Any, ...] | None = None
+        self._failures = 0
+        self._fallback = False  # play the server's available steps one by one (after a refused move)
+        self._win_seen = False
+        self._rejoined = False
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Future[None]] = set()
+        self._stop: asyncio.Event | None = None
+
+    def __repr__(self) -> str:
+        return f"<BgammonBot {self.server.name} {self.address} user={self.user}>"
+
+    # -- connection loop ---------------------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        attempt = 0
+        self._stop = stop
+        while not stop.is_set():
+            welcomed = False
+            self.attempts += 1
+            try:
+                link = await _open_link(self.address, self.options.connect_timeout)
+            except Exception as exc:  # refused, unreachable, TLS or WebSocket handshake failures alike
+                self.log.warning("bgammon.connect_failed", error=f"{type(exc).__name__}: {exc}")
+            else:
+                self.connections += 1
+                self.log.info("bgammon.connected", connection=self.connections)
+                try:
+                    await self._session(link, stop)
+                except (TimeoutError, _Closed, OSError) as exc:
+                    self.log.warning("bgammon.disconnected", error=f"{type(exc).__name__}: {exc}")
+                except ConfigError as exc:
+                    self.log.error("bgammon.config_error", error=str(exc))
+                    return
+                except Exception:  # a bug must not end the task: log it and start afresh
+                    self.log.exception("bgammon.session_error")
+                finally:
+                    welcomed = bool(self._name)
+                    self._end_session()
+                    await link.close()
+            if stop.is_set():
+                break
+            if welcomed:
+                attempt = 0
+            delay = backoff_delay(attempt, self.options.backoff_base, self.options.backoff_cap, self._rng)
+            attempt += 1
+            self.log.info("bgammon.reconnect_wait", seconds=round(delay, 2), attempt=attempt)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), delay)
+        self.log.info("bgammon.stopped", archived=len(self.archived))
+
+    async def _session(self, link: _Link, stop: asyncio.Event) -> bool:
+        """One connection: log in, then handle events until it closes or ``stop`` is set."""
+        self._link = link
+        self._name = ""
+        self._acted = None
+        self._failures = 0
+        self._rejoined = False
+        password = self._password()
+        await self._send(codec.login_json(self.options.client, self.user, password), log_line=False)
+        self.log.info("bgammon.login", user=self.user)
+        keepalive = asyncio.create_task(self._keepalive())
+        stopper = asyncio.create_task(stop.wait())
+        try:
+            while not stop.is_set():
+                receive = asyncio.ensure_future(link.receive())
+                done, _ = await asyncio.wait(
+                    {receive, stopper}, timeout=self.options.read_timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                if receive not in done:
+                    receive.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, _Closed, OSError):
+                        await receive
+                    if stop.is_set():
+                        break
+                    raise TimeoutError(f"nothing from the server for {self.options.read_timeout} s")
+                for event in receive.result():
+                    await self._on_event(event)
+            if stop.is_set():
+                with contextlib.suppress(_Closed, OSError):
+                    await self._send(codec.disconnect())
+        finally:
+            keepalive.cancel()
+            stopper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keepalive
+        return bool(self._name)
+
+    def _end_session(self) -> None:
+        self._link = None
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+
+    async def _keepalive(self) -> None:
+        while True:
+            idle = time.monotonic() - self._last_sent
+            if idle >= self.options.keepalive:
+                with contextlib.suppress(_Closed, OSError):
+                    await self._send(codec.pong("keepalive"))
+                idle = 0.0
+            await asyncio.sleep(max(0.05, self.options.keepalive - idle))
+
+    async def _send(self, line: str, log_line: bool = True) -> None:
+        if self._link is None:
+            return
+        if log_line:
+            self.log.debug("bgammon.send", line=codec.redact(line))
+        self._last_sent = time.monotonic()
+        await self._link.send(line)
+
+    def _later(self, name: str, delay: float, action: Callable[[], Any]) -> None:
+        """Run ``action`` (sync or async) in ``delay`` seconds, replacing a timer of the same name."""
+        self._cancel(name)
+
+        def fire() -> None:
+            self._timers.pop(name, None)
+            result = action()
+            if asyncio.iscoroutine(result):
+                task = asyncio.ensure_future(self._guard(result))
+                self._tasks.add(task)  # keep a reference until it is done
+                task.add_done_callback(self._tasks.discard)
+
+        self._timers[name] = asyncio.get_running_loop().call_later(delay, fire)
+
+    async def _guard(self, coro: Any) -> None:
+        try:
+            await coro
+        except (_Closed, OSError) as exc:
+            self.log.warning("bgammon.send_failed", error=str(exc))
+
+    def _cancel(self, name: str) -> None:
+        handle = self._timers.pop(name, None)
+        if handle is not None:
+            handle.cancel()
+
+    # -- events ------------------------------------------------------------------------------------------------
+
+    async def _on_event(self, event: ev.BgammonEvent) -> None:
+        match event:
+            case ev.Ping():
+                await self._send(codec.pong(event.message))
+            case ev.Welcome():
+                self._name = event.player_name
+                self.log.info("bgammon.welcome", name=self._name, clients=event.clients, games=event.games)
+                self._later("create", self.options.create_delay, self._create)
+            case ev.Joined():
+                await self._on_joined(event)
+            case ev.Left():
+                await self._on_left(event)
+            case ev.Board():
+                await self._on_board(event.state)
+            case ev.Win():
+                self._on_win(event)
+            case ev.Failure():
+                await self._on_failure(event)
+            case ev.Say():
+                self.log.info("bgammon.say", player=event.player, message=event.message[:200])
+            case ev.Notice():
+                self.log.info("bgammon.notice", message=event.message[:300])
+            case ev.Malformed():
+                self.log.warning("bgammon.malformed", error=event.error, text=event.text[:200])
+            case ev.Unhandled() | ev.TextLine() | ev.MatchList() | ev.Rolled() | ev.Moved():
+                self.log.debug("bgammon.event", kind=type(event).__name__)
+
+    async def _create(self) -> None:
+        if self._link is None:
+            return
+        if self._match is not None:
+            if self._rejoined:
+                return
+            # we were in a match before the connection broke and the server did not put us back
+            self.log.warning("bgammon.match_lost", game=self._match.game_id)
+            self._match = None
+        length = self.options.lengths[self.matches_created % len(self.options.lengths)]
+        self.matches_created += 1
+        self.log.info("bgammon.create", length=length)
+        await self._send(codec.create(length, name=self.options.match_name))
+
+    async def _on_joined(self, event: ev.Joined) -> None:
+        if event.player_number == 1 and event.player == self._name:
+            current = self._match
+            self._rejoined = True
+            if current is not None and current.game_id == event.game_id and not current.over:
+                self.log.info("bgammon.rejoined", game=event.game_id)  # back after a reconnection
+            else:
+                self._match = _Match(event.game_id)
+                self.log.info("bgammon.joined", game=event.game_id)
+            self._cancel("create")
+            self._cancel("rematch")
+            self._acted = None
+        elif event.player_number == 2 and self._match is not None:
+            self._cancel("opponent_gone")
+            self._acted = None  # what we sent while the opponent was away was ignored: decide again
+            self.log.info("bgammon.opponent_joined", opponent=event.player, game=self._match.game_id)
+
+    async def _on_left(self, event: ev.Left) -> None:
+        match = self._match
+        if event.player == self._name:
+            self.log.info("bgammon.left", game=match.game_id if match else None)
+            self._match = None
+            self._acted = None
+            self._later("create", 0.0, self._create)
+        elif match is not None and event.player == match.opponent:
+            if match.over:
+                self._cancel("rematch")
+                await self._send(codec.leave())
+            else:
+                self.log.info("bgammon.opponent_left", opponent=event.player, wait=self.options.opponent_wait)
+                self._later("opponent_gone", self.options.opponent_wait, self._give_up)
+
+    async def _give_up(self) -> None:
+        self.log.warning("bgammon.leaving", reason="the opponent did not come back")
+        await self._send(codec.leave())
+
+    async def _on_failure(self, event: ev.Failure) -> None:
+        self.log.warning("bgammon.refused", kind=event.TYPE, reason=event.reason[:300])
+        if isinstance(event, ev.FailedCreate):
+            self.matches_created -= 1  # the same length again
+            self._later("create", self.options.create_retry, self._create)
+            return
+        if isinstance(event, ev.FailedJoin | ev.FailedLeave):
+            return
+        self._failures += 1
+        if isinstance(event, ev.FailedMove):
+            self._fallback = True
+        if self._failures >= self.options.max_failures:
+            self.log.error("bgammon.giving_up_match", failures=self._failures)
+            self._failures = 0
+            await self._send(codec.leave())
+            return
+        self._acted = None  # decide again on a fresh board
+        await self._send(codec.board())
+
+    def _on_win(self, event: ev.Win) -> None:
+        self._win_seen = True
+        match = self._match
+        if match is not None and match.tracker is not None:
+            match.tracker.on_event(event)
+        self.log.info("bgammon.game_won", winner=event.player, points=event.points, resigned=event.resigned)
+
+    async def _on_board(self, b: BoardState) -> None:
+        match = self._match
+        if match is None or b.spectating:
+            return
+        if b.player2.name and not match.opponent:
+            match.opponent = b.player2.name
+        if match.opponent and match.tracker is None and self._name:
+            names = (self._name, match.opponent)
+            match.tracker = MatchTracker(names, b.points, site=self.server.name, event="bgammon")
+            match.player = Player(self.analyser, self._level(match.opponent), self._rng)
+        if match.tracker is not None:
+            match.tracker.on_event(ev.Board(state=b))
+        if match.opponent and not match.greeted and b.player2.name:
+            match.greeted = True
+            await self._say(self.options.greeting, match, b.points)
+        if b.winner:
+            if self._win_seen and not match.over:
+                await self._match_over(match, b)
+            self._win_seen = False
+            return
+        self._win_seen = False
+        await self._act(match, b)
+
+    async def _say(self, template: str, match: _Match, length: int) -> None:
+        if not template:
+            return
+        text = _fill(template, opponent=match.opponent, me=self._name, length=length)
+        try:
+            await self._send(codec.say(text))
+        except codec.BgammonCommandError as exc:
+            self.log.warning("bgammon.say_failed", error=str(exc))
+
+    # -- the match's end ------------------------------------------------------------------------------------
+
+    async def _match_over(self, match: _Match, b: BoardState) -> None:
+        match.over = True
+        won = b.winner == 1
+        self.log.info("bgammon.match_over", opponent=match.opponent, won=won, score=b.score, length=b.points)
+        self._archive(match, b)
+        await self._say(self.options.farewell, match, b.points)
+        await self._send(codec.rematch())
+        self._later("rematch", self.options.rematch_wait, self._leave_after_match)
+
+    async def _leave_after_match(self) -> None:
+        if self._match is not None and self._match.over:
+            await self._send(codec.leave())
+
+    def _archive(self, match: _Match, b: BoardState) -> None:
+        tracker = match.tracker
+        record = tracker.record() if tracker is not None else None
+        if tracker is None or record is None or not record.games:
+            self.log.error("bgammon.not_archived", game=match.game_id, reason="nothing was recorded")
+            return
+        if not tracker.complete:
+            # keep what replays up to the action the record could not follow (see protocols.bgammon.tracker)
+            why = tracker.error or "the record is incomplete"
+            self.log.error("bgammon.archived_partly", game=match.game_id, reason=why)
+            note = f"gammond: the record stops early: {why}"
+            record = record.replace(partial=True, comment=f"{record.comment}\n{note}".strip())
+        started = datetime.fromtimestamp(b.started, UTC) if b.started else datetime.now(UTC)
+        # bgammon reuses a match's ID for its rematch: the start time and the score tell them apart
+        key = f"bgammon:{self.server.name}:{match.game_id}:{b.started}:{match.opponent}:{b.score[0]}-{b.score[1]}"
+        record = record.replace(
+            match_id=key, date=started.date(), time=started.time().replace(microsecond=0, tzinfo=None)
+        )
+        try:
+            text = write_mat(record)
+            name = archive_name(started, self.server.name, record.names[0], record.names[1], record.length)
+            path = self.archive.store_text(key, name, text)
+        except (EngineError, OSError, ValueError) as exc:
+            self.log.error("bgammon.archive_failed", game=match.game_id, error=str(exc))
+            return
+        match.archived = True
+        self.archived.append(key)
+        self.log.info("bgammon.archived", path=str(path) if path else None, key=key)
+
+    # -- decisions ------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def situation(b: BoardState) -> str | None:
+        """What the board asks of us: opening, answer, cube, confirm, move, reset, or None (nothing)."""
+        if b.spectating or b.winner or not b.opponent_present or b.forced:
+            return None
+        if b.turn == 0:
+            return "opening" if b.my_opening_die == 0 else None
+        if b.double_offered:
+            return "answer" if b.turn == 2 else None
+        if b.turn != 1:
+            return None
+        if not b.rolled:
+            return "cube"
+        if not b.available:
+            return "confirm"
+        return "reset" if b.moves else "move"
+
+    async def _act(self, match: _Match, b: BoardState) -> None:
+        what = self.situation(b)
+        if what is None:
+            if b.turn == 2:
+                self._fallback = False
+                self._failures = 0
+            return
+        key = (what, b.board, b.turn, b.dice, b.moves, b.double_value, b.double_player, b.score)
+        if key == self._acted:
+            return
+        self._acted = key
+        line = await self._decide(match, b, what)
+        if line:
+            await self._send(line)
+
+    async def _decide(self, match: _Match, b: BoardState, what: str) -> str | None:
+        if what == "opening":
+            return codec.roll()
+        if what == "confirm":
+            return codec.ok()
+        if self._fallback and what in ("move", "reset"):
+            return self._server_step(b)
+        if what == "reset":
+            return codec.reset()
+        player = match.player
+        try:
+            if player is None:
+                raise BgammonBoardError("no player for this match")
+            state = b.match_state((self._name, match.opponent or b.player2.name))
+            if what == "answer":
+                level = win_level(b.position(2))
+                take = await self._engine(self._answer, player, state, level)
+                self.log.info("bgammon.answer", take=take, cube=state.cube * 2, drop_level=level)
+                return codec.ok() if take else codec.resign()
+            decision = await self._engine(player.decide, state)
+        except EngineError as exc:
+            # a state the engine cannot judge (a match longer than its equity table ...): play on safely
+            self.log.error("bgammon.no_decision", situation=what, error=str(exc))
+            self._fallback = True
+            return {"answer": codec.ok(), "cube": codec.roll()}.get(what) or self._server_step(b)
+        if what == "cube":
+            if decision.action == Action.RESIGN and win_level(b.position(2)) <= decision.level:
+                self.log.info("bgammon.resign", level=decision.level)
+                return codec.resign()
+            if decision.action == Action.DOUBLE and b.may_double():
+                self.log.info("bgammon.double", cube=state.cube * 2)
+                return codec.double()
+            return codec.roll()
+        if decision.move is None:
+            return codec.ok()
+        played = decision.move.play.move
+        return codec.move(played) if played else codec.ok()
+
+    async def _engine(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+
+    @staticmethod
+    def _server_step(b: BoardState) -> str:
+        """The first step the server lists as available: always part of a legal play."""
+        src, dst = b.available[0]
+        return f"move {'bar' if src == 26 else src}/{'off' if dst == 0 else dst}"
+
+    @staticmethod
+    def _answer(player: Player, state: MatchState, level: int) -> bool:
+        action = player.answer_double(state)
+        if action != Action.DROP:
+            return True
+        return level > 1 and bgammon_take(player, state, level)
+
+
+async def run_bgammon_bot(
+    server_config: ServerConfig,
+    config: Config,
+    analyser: Analyser,
+    archive: Archive,
+    stop_event: asyncio.Event,
+    *,
+    options: BgammonOptions | None = None,
+    executor: Executor | None = None,
+) -> None:
+    """The daemon's entry point for one ``[servers.<name>]`` entry with ``protocol = "bgammon"``: plays on that
+    server until ``stop_event`` is set, then disconnects (the server seats the bot in its match again when it
+    logs in within the server's grace). A bad address raises BgammonAddressError (a ConfigError) at once.
+    ``executor`` runs the engine's decisions: pass the one the FIBS bots use to share (and serialise) it."""
+    engine = config.engine
+
+    def level_for(opponent: str) -> Level:
+        return parse_level(engine.opponent_levels.get(opponent) or engine.level)
+
+    bot = BgammonBot(
+        server_config,
+        analyser,
+        archive,
+        options or BgammonOptions.from_config(config),
+        level=level_for,
+        executor=executor,
+    )
+    await bot.run(stop_event)
