@@ -60,6 +60,31 @@ def make_record(rng: random.Random, index: int) -> MatchRecord:
     return random_record(rng, length=rng.randint(1, 11), resign_rate=0.006)
 
 
+def selfplay_maker(level_name: str, seed: int):  # type: ignore[no-untyped-def]
+    """Records of the bot playing itself, cycling through match lengths and money sessions."""
+    from bot.selfplay import play_match
+    from engine.analyser import Analyser
+    from engine.levels import parse_level
+    from engine.player import Player
+
+    analyser = Analyser.default()
+    level = parse_level(level_name)
+    lengths = (1, 3, 5, 7, 11, 0)
+
+    def make(rng: random.Random, index: int) -> MatchRecord:
+        players = (Player(analyser, level, rng), Player(analyser, level, rng))
+        length = lengths[index % len(lengths)]
+        return play_match(
+            players,
+            length,
+            seed * 100_003 + index,
+            ("gammond-a", "gammond-b"),
+            match_id=f"selfplay-{seed}-{index}",
+        )
+
+    return make
+
+
 def game_rows(text: str) -> list[str]:
     """The non-blank lines after the first 'Game' line, other than 'Game' lines: what gnubg reads as rows
     (score lines included)."""
@@ -181,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=4, help="analyse_mat.sh runs at once")
     parser.add_argument("--no-analyse", action="store_true", help="skip the analyse_mat.sh pass")
     parser.add_argument("--show", type=int, default=5, help="differences to print")
+    parser.add_argument(
+        "--selfplay",
+        action="store_true",
+        help="records from the bot playing itself (lengths 1, 3, 5, 7, 11 and money) instead of random play",
+    )
+    parser.add_argument("--level", default="expert", help="the bot's level with --selfplay")
     args = parser.parse_args(argv)
     gnubg = gnubg_binary()
     if gnubg is None:
@@ -194,8 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     records: dict[str, MatchRecord] = {}
     local_problems: dict[str, list[str]] = {}
+    make = selfplay_maker(args.level, args.seed) if args.selfplay else make_record
     for i in range(args.n):
-        record = make_record(rng, i)
+        record = make(rng, i)
         text = write_mat(record)
         path = target / f"random_{i:04d}.mat"
         path.write_text(text)

@@ -1,11 +1,23 @@
-"""Strength duel against GNU Backgammon: cubeless money games with gammons, duplicate dice.
+"""Strength against GNU Backgammon: a cubeless money duel with duplicate dice, or matches with the cube.
 
     python -m bench.strength --games 4000 --ours expert --gnubg expert --workers 2 --seed 1
+    python -m bench.strength --matches 20 --length 7 --ours expert --gnubg expert --workers 2 --seed 1 \
+                             [--analysis-plies 2] [--outdir var/strength/run1]
 
-Each dice sequence is played twice with the seats swapped, and a pair's result is the mean of its two games, so
-most of the luck cancels. gnubg (Debian's /usr/games/gnubg) plays through its ``external`` socket: it gets FIBS
-``board:`` lines and answers its move, as in ../shared/tools/gnubg/README.md section 2b. Reported: our points
-per game with a 95% interval over pairs, and per-worker timing of both sides.
+Money duel (``--games``): each dice sequence is played twice with the seats swapped, and a pair's result is the
+mean of its two games, so most of the luck cancels. gnubg (Debian's /usr/games/gnubg) plays through its
+``external`` socket: it gets FIBS ``board:`` lines and answers its move, as in ../shared/tools/gnubg/README.md
+section 2b. Reported: our points per game with a 95% interval over pairs, and per-worker timing of both sides.
+
+Match mode (``--matches``): gnubg hosts each match and plays player 0 at ``--gnubg``'s level, with the cube;
+our bot is its external player 1 (README section 2a), a loopback server that reads gnubg's board lines
+(bench/external_bot.py). Each match runs in its own gnubg process (bench/_gnubg_match_driver.py, dice seeded
+from ``--seed``) and is exported as .mat. Every exported match is read back with engine.formats.mat and
+replayed: each of our decisions must appear there, from the same state (position, dice, score, cube,
+Crawford) as the one we read from gnubg's board, and each of our moves must have been played as sent (gnubg
+silently forfeits an illegal move). Then the harness's analyse_mat.sh (``--analysis-plies``, -1 for none)
+rates both sides. Reported: match wins with a 95% Wilson interval, stuck matches, illegal moves, state
+mismatches, and both sides' error rates and ratings over all matches.
 """
 
 from __future__ import annotations
@@ -21,7 +33,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,9 +43,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.external_bot import ExternalBot, Turn  # noqa: E402
 from engine.evaluator import money_equity, terminal_probs  # noqa: E402
+from engine.match import MatchState  # noqa: E402
 from engine.moves import legal_plays  # noqa: E402
 from engine.notation import parse_move  # noqa: E402
+from engine.player import Player  # noqa: E402
 from engine.position import Position  # noqa: E402
 from protocols.fibs.board import format_board  # noqa: E402
 
@@ -52,8 +69,13 @@ def gnubg_commands(level: str, cubeful: bool) -> list[str]:
     cmds = []
     for part in ("chequerplay", "cubedecision"):
         p = f"set evaluation {part} evaluation"
-        cmds += [f"{p} cubeful {'on' if cubeful else 'off'}", f"{p} plies {plies}",
-                 f"{p} prune {'on' if plies else 'off'}", f"{p} deterministic off", f"{p} noise {noise}"]
+        cmds += [
+            f"{p} cubeful {'on' if cubeful else 'off'}",
+            f"{p} plies {plies}",
+            f"{p} prune {'on' if plies else 'off'}",
+            f"{p} deterministic off",
+            f"{p} noise {noise}",
+        ]
     if plies == 2:
         cmds += ["set evaluation movefilter 2 0 0 8 0.16", "set evaluation movefilter 2 1 -1 0 0"]
     return cmds
@@ -63,10 +85,23 @@ class GnubgEngine:
     """gnubg's external engine on a loopback port, owned by this process and stopped with it."""
 
     def __init__(self, port: int, level: str, cubeful: bool = False, seed: int = 1) -> None:
-        script = "\n".join(["set display off", f"set seed {seed}", *gnubg_commands(level, cubeful),
-                            f"external 127.0.0.1:{port}"]) + "\n"
-        self.proc = subprocess.Popen([GNUBG, "-q", "-t", "-r"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        script = (
+            "\n".join(
+                [
+                    "set display off",
+                    f"set seed {seed}",
+                    *gnubg_commands(level, cubeful),
+                    f"external 127.0.0.1:{port}",
+                ]
+            )
+            + "\n"
+        )
+        self.proc = subprocess.Popen(
+            [GNUBG, "-q", "-t", "-r"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         assert self.proc.stdin is not None
         self.proc.stdin.write(script.encode())
         self.proc.stdin.flush()
@@ -107,8 +142,9 @@ def game_result(winner_view: Position) -> int:
     return 1 + int(probs[1]) + int(probs[2])
 
 
-def play_game(rolls: list[tuple[int, int]], our_seat: int, choose_ours, gnubg: GnubgEngine,
-              timing: dict[str, float]) -> int:
+def play_game(
+    rolls: list[tuple[int, int]], our_seat: int, choose_ours, gnubg: GnubgEngine, timing: dict[str, float]
+) -> int:
     """One cubeless game; returns the points won by seat 0 (negative if seat 1 won)."""
     pos = Position.initial()
     seat = 0
@@ -120,8 +156,7 @@ def play_game(rolls: list[tuple[int, int]], our_seat: int, choose_ours, gnubg: G
         elif seat == our_seat:
             play = choose_ours(pos, dice)
         else:
-            line = format_board(pos, opponent="ours" if seat == 0 else "ours", player="gnubg", match_length=0,
-                                dice=dice)
+            line = format_board(pos, opponent="ours", player="gnubg", match_length=0, dice=dice)
             reply = gnubg.ask(line)
             play = parse_move(reply, pos, dice)
             timing["gnubg_moves"] += 1
@@ -159,8 +194,9 @@ def worker(args: tuple[int, list[int], str, str, int, str | None]) -> dict[str, 
     perturb = level.chequer_perturber(random.Random(index))
 
     def choose(pos: Position, dice: tuple[int, int]):  # type: ignore[no-untyped-def]
-        ranked = analyser.search.rank(pos, dice, level.plies, level.move_filter, equity=money_equity,
-                                      perturb=perturb)
+        ranked = analyser.search.rank(
+            pos, dice, level.plies, level.move_filter, equity=money_equity, perturb=perturb
+        )
         return ranked[0].play
 
     engine = GnubgEngine(port, gnubg_level, cubeful=False, seed=1000 + index)
@@ -170,7 +206,9 @@ def worker(args: tuple[int, list[int], str, str, int, str | None]) -> dict[str, 
         for s in pair_seeds:
             rolls = dice_sequence(s)
             a = play_game(rolls, 0, choose, engine, timing)  # we are seat 0
-            b = -play_game(rolls, 1, choose, engine, timing)  # we are seat 1: seat 0's points count against us
+            b = -play_game(
+                rolls, 1, choose, engine, timing
+            )  # we are seat 1: seat 0's points count against us
             pairs.append((a + b) / 2.0)
     finally:
         engine.close()
@@ -185,21 +223,414 @@ def summarise(pairs: list[float]) -> dict[str, float]:
     return {"pairs": n, "games": 2 * n, "ppg": mean, "ci95": 1.96 * se}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", type=int, default=200, help="games in all (twice the dice sequences)")
-    ap.add_argument("--ours", default="expert", help="our level (named or plies=N,noise=S)")
-    ap.add_argument("--gnubg", default="expert", choices=sorted(_GNUBG_LEVELS), help="gnubg's level")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--port", type=int, default=18700)
-    ap.add_argument("--models", help="model folder (default: the shipped nets)")
-    ap.add_argument("--out", type=Path, help="append the result as a JSON line to this file")
-    args = ap.parse_args(argv)
+# -- match mode: gnubg hosts 7-point matches with the cube, our bot is its external player ----------------------
+
+DRIVER = HERE / "_gnubg_match_driver.py"
+ANALYSE_MAT = ROOT.parent / "shared" / "tools" / "gnubg" / "analyse_mat.sh"
+BOT_NAME = "gammond"
+GNUBG_NAME = "gnubg"
+MATCH_TIMEOUT = 1800.0  # seconds for one match before it counts as stuck
+IDLE_TIMEOUT = 300.0  # seconds without a board line from gnubg before the match counts as stuck
+MAX_REQUESTS = 20_000  # board lines in one match; more is a loop, not a match
+_RATINGS = (
+    (2, "Supernatural"),
+    (5, "World class"),
+    (8, "Expert"),
+    (12, "Advanced"),
+    (18, "Intermediate"),
+    (26, "Casual player"),
+    (35, "Beginner"),
+)
+
+
+def gnubg_player_commands(level: str, player: int = 0) -> list[str]:
+    """``set player N ...`` commands for gnubg playing a match at ``level`` (cubeful, gnubg's own settings)."""
+    plies, noise = _GNUBG_LEVELS[level]
+    cmds = []
+    for part in ("chequerplay", "cubedecision"):
+        p = f"set player {player} {part} evaluation"
+        cmds += [
+            f"{p} cubeful on",
+            f"{p} plies {plies}",
+            f"{p} prune {'on' if plies else 'off'}",
+            f"{p} deterministic on",
+            f"{p} noise {noise}",
+        ]
+    if plies == 2:
+        cmds += [f"set player {player} movefilter 2 0 0 8 0.16", f"set player {player} movefilter 2 1 -1 0 0"]
+    return cmds
+
+
+def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion (sound at 0 or n wins, unlike the normal one)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def rating_word(memg: float) -> str:
+    return next((word for limit, word in _RATINGS if memg < limit), "Awful!")
+
+
+def _decision_events(turns: list[Turn]) -> list[tuple[str, MatchState, Position | None]]:
+    """Our replies that a .mat records: moves (with the position after) and cube actions."""
+    kinds = {"double": "double", "take": "take", "drop": "drop", "beaver": "beaver"}
+    events: list[tuple[str, MatchState, Position | None]] = []
+    for t in turns:
+        if t.state.dice[0]:
+            events.append(("move", t.state, t.after))
+        elif t.reply in kinds:
+            events.append((kinds[t.reply], t.state, None))
+    return events
+
+
+def check_record(path: Path, turns: list[Turn], bot: int = 1) -> dict[str, object]:
+    """Compare our decisions with the match gnubg exported: same states, moves played as sent."""
+    from engine.errors import EngineError
+    from engine.formats.mat import read_mat
+    from engine.record import ActionKind
+
+    problems: list[str] = []
+    out: dict[str, Any] = {"mat_ok": False, "replay_differs": 0, "state_mismatches": 0, "problems": problems}
+    try:
+        record = read_mat(path.read_text(), str(path))
+        steps = list(record.steps())
+    except (OSError, EngineError) as exc:
+        problems.append(f"{path.name}: {type(exc).__name__}: {exc}")
+        return out
+    out["mat_ok"] = True
+    recorded = [
+        (str(st.action.kind), st.before, st.after, st.action.dice)
+        for st in steps
+        if st.action.player == bot
+        and st.action.kind
+        in (ActionKind.MOVE, ActionKind.DOUBLE, ActionKind.TAKE, ActionKind.DROP, ActionKind.BEAVER)
+    ]
+    ours = _decision_events(turns)
+    if len(recorded) != len(ours):
+        out["state_mismatches"] = abs(len(recorded) - len(ours))  # each one unaccounted for
+        problems.append(f"{len(ours)} decisions sent, {len(recorded)} recorded")
+    for k, ((kind, state, after), (rkind, before, rafter, rdice)) in enumerate(
+        zip(ours, recorded, strict=False)
+    ):
+        fields = ("position", "score", "cube", "cube_owner", "crawford", "on_roll")
+        diff = [f for f in fields if getattr(state, f) != getattr(before, f)]
+        if kind == "move" and sorted(state.dice) != sorted(rdice or (0, 0)):
+            diff.append("dice")
+        if kind != rkind:
+            diff.append(f"kind {kind}/{rkind}")
+        if diff:
+            out["state_mismatches"] += 1
+            problems.append(f"decision {k}: {', '.join(diff)} differ ({state.gnubg_id} vs {before.gnubg_id})")
+        elif kind == "move" and after is not None and after.swap() != rafter.position:
+            out["replay_differs"] += 1
+            problems.append(f"decision {k}: the .mat has another move at {state.gnubg_id}")
+    return out
+
+
+def check_moves(turns: list[Turn], recorded: list[list[list[int]]]) -> dict[str, object]:
+    """Our moves against gnubg's own record of them (``bot_moves`` of the driver): an illegal reply is
+    recorded as no move, so each recorded move must reach the position ours reached."""
+    from engine.errors import EngineError
+    from engine.moves import Move, find_play
+
+    sent = [t for t in turns if t.state.dice[0]]
+    problems = [] if len(sent) == len(recorded) else [f"{len(sent)} moves sent, {len(recorded)} recorded"]
+    illegal = abs(len(sent) - len(recorded))  # a move gnubg did not record as ours counts as not played
+    for k, (turn, (dice, steps)) in enumerate(zip(sent, recorded, strict=False)):
+        try:
+            play = find_play(turn.state.position, turn.state.dice, Move(tuple((a, b) for a, b in steps)))
+            same = sorted(dice) == sorted(turn.state.dice) and play.position == turn.after
+        except EngineError:
+            same = False
+        if not same:
+            illegal += 1
+            problems.append(
+                f"move {k}: sent {turn.reply!r}, gnubg recorded {dice} {steps} at {turn.state.gnubg_id}"
+            )
+    return {"illegal_moves": illegal, "move_problems": problems[:5]}
+
+
+def analyse(path: Path, plies: int, timeout: float = 3600.0) -> dict[str, dict[str, object]]:
+    """gnubg's analysis of a .mat (the harness's analyse_mat.sh), one dict per player name."""
+    env = dict(os.environ, THREADS="1", TIMEOUT=str(int(timeout)))
+    proc = subprocess.run(
+        [str(ANALYSE_MAT), str(path), str(plies)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout + 60,
+    )
+    out = {}
+    for line in proc.stdout.splitlines():
+        row = json.loads(line)
+        if "player" in row:
+            out[row["player"]] = row
+    return out
+
+
+def play_match(
+    index: int,
+    seed: int,
+    length: int,
+    gnubg_level: str,
+    player: Player,
+    server: socket.socket,
+    outdir: Path,
+    transcript: bool,
+) -> dict[str, object]:
+    """One match of gnubg (player 0) against ``player`` answering on ``server``'s port."""
+    stem = outdir / f"match_{index:03d}"
+    mat, result_file = stem.with_suffix(".mat"), stem.with_suffix(".json")
+    for f in (mat, result_file):
+        f.unlink(missing_ok=True)
+    port = server.getsockname()[1]
+    env = dict(
+        os.environ,
+        GAMMOND_EXT_ADDR=f"127.0.0.1:{port}",
+        GAMMOND_LENGTH=str(length),
+        GAMMOND_NAMES=f"{GNUBG_NAME} {BOT_NAME}",
+        GAMMOND_SEED=str(seed),
+        GAMMOND_COMMANDS=json.dumps(gnubg_player_commands(gnubg_level, 0)),
+        GAMMOND_MAT=str(mat),
+        GAMMOND_RESULT=str(result_file),
+    )
+    t0 = time.time()
+    proc = subprocess.Popen(
+        [GNUBG, "-t", "-q", "-r", "-p", str(DRIVER)],
+        env=env,
+        cwd=outdir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    log = stem.with_suffix(".log").open("w") if transcript else None
+    bot = ExternalBot(player, BOT_NAME, log)
+    why = "no connection"
+    try:
+        server.settimeout(60)
+        conn, _ = server.accept()
+        with conn:
+            why = bot.serve(conn, IDLE_TIMEOUT, MAX_REQUESTS)
+        proc.wait(timeout=MATCH_TIMEOUT)
+    except (TimeoutError, subprocess.TimeoutExpired) as exc:
+        why = f"{why}; {type(exc).__name__}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if log:
+            log.close()
+    try:
+        result = json.loads(result_file.read_text())
+    except (OSError, ValueError):
+        result = {"finished": False}
+    moves = [t for t in bot.turns if t.state.dice[0]]
+    row: dict[str, object] = {
+        "match": index,
+        "seed": seed,
+        "file": str(mat),
+        "games": result.get("games"),
+        "score": result.get("score"),
+        "finished": bool(result.get("finished")),
+        "we_won": bool(result.get("finished")) and result["score"][1] >= length,
+        "end": why,
+        "gnubg_exit": proc.returncode,
+        "requests": len(bot.turns),
+        "fallbacks": len(bot.failures),
+        "failures": bot.failures[:3],
+        "our_ms_per_move": round(1000 * sum(t.seconds for t in moves) / max(1, len(moves)), 2),
+        "seconds": round(time.time() - t0, 1),
+    }
+    row["stuck"] = not row["finished"] or why != "closed" or proc.returncode != 0
+    row.update(check_moves(bot.turns, result.get("bot_moves", [])))
+    if mat.exists():
+        row.update(check_record(mat, bot.turns))
+    else:
+        row.update(mat_ok=False, replay_differs=0, state_mismatches=0, problems=["no .mat exported"])
+    return row
+
+
+def match_worker(
+    args: tuple[list[tuple[int, int]], int, str, str, str | None, str, int, bool],
+) -> list[dict]:
+    """Plays its share of the matches (index, seed) one after the other, analysing each when it ends."""
+    matches, length, ours, gnubg_level, models, outdir, analysis_plies, transcript = args
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from engine.analyser import Analyser
+    from engine.levels import parse_level
+    from engine.player import Player
+
+    analyser = Analyser.default(Path(models) if models else None, threads=1)
+    level = parse_level(ours)
+    rows = []
+    with socket.socket() as server:
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        for index, seed in matches:
+            player = Player(analyser, level, rng=random.Random(seed))
+            row = play_match(index, seed, length, gnubg_level, player, server, Path(outdir), transcript)
+            if analysis_plies >= 0 and row.get("mat_ok"):
+                t0 = time.time()
+                row["analysis"] = analyse(Path(str(row["file"])), analysis_plies)
+                row["analysis_seconds"] = round(time.time() - t0, 1)
+            print(
+                json.dumps(
+                    {
+                        k: row[k]
+                        for k in (
+                            "match",
+                            "score",
+                            "we_won",
+                            "stuck",
+                            "illegal_moves",
+                            "state_mismatches",
+                            "seconds",
+                        )
+                    }
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
+            rows.append(row)
+    return rows
+
+
+def summarise_analysis(rows: list[dict], name: str, length: int) -> dict[str, object] | None:
+    """One player's error rates over all analysed matches (sums of errors over sums of decisions)."""
+    parts = [r["analysis"][name] for r in rows if name in r.get("analysis", {})]
+    if not parts:
+        return None
+    total = {
+        k: sum(float(p.get(k) or 0) for p in parts)
+        for k in (
+            "chequer_error_emg",
+            "unforced_moves",
+            "cube_error_emg",
+            "close_cube_decisions",
+            "total_moves",
+            "luck_total_emg",
+        )
+    }
+    unforced, close = total["unforced_moves"], total["close_cube_decisions"]
+    chequer = total["chequer_error_emg"] / unforced if unforced else 0.0
+    cube = total["cube_error_emg"] / close if close else 0.0
+    overall = (total["chequer_error_emg"] + total["cube_error_emg"]) / max(1.0, unforced + close)
+    marked: Counter[str] = Counter()
+    cube_marks: Counter[str] = Counter()
+    for p in parts:
+        marked.update(p.get("marked_moves") or {})
+        cube_marks.update(p.get("cube") or {})
+    return {
+        "matches": len(parts),
+        "unforced_moves": int(unforced),
+        "close_cube_decisions": int(close),
+        "chequer_epm_memg": round(1000 * chequer, 2),
+        "cube_epc_memg": round(1000 * cube, 2),
+        "overall_memg": round(1000 * overall, 2),
+        "rating": rating_word(1000 * overall),
+        "fibs_rating": round(2050 - (8798 + 25526 / length) * chequer - (863 - 519 / length) * cube, 1),
+        "luck_rate_memg": round(1000 * total["luck_total_emg"] / max(1.0, total["total_moves"]), 2),
+        "marked_moves": dict(marked),
+        "cube": dict(cube_marks),
+    }
+
+
+def match_main(args: argparse.Namespace) -> int:
+    if args.analysis_plies >= 0 and not ANALYSE_MAT.exists():
+        print(f"analysis needs {ANALYSE_MAT} (or --analysis-plies -1)", file=sys.stderr)
+        return 2
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    outdir = args.outdir or ROOT / "var" / "strength" / f"{stamp}-{args.ours}-vs-{args.gnubg}-seed{args.seed}"
+    outdir.mkdir(parents=True, exist_ok=True)
+    matches = [(i + 1, args.seed * 1000 + i) for i in range(args.matches)]
+    workers = max(1, min(args.workers, len(matches)))
+    jobs = [
+        (
+            matches[w::workers],
+            args.length,
+            args.ours,
+            args.gnubg,
+            args.models,
+            str(outdir),
+            args.analysis_plies,
+            args.transcripts,
+        )
+        for w in range(workers)
+    ]
+    t0 = time.time()
+    with mp.get_context("spawn").Pool(workers) as pool:
+        rows = sorted((r for part in pool.map(match_worker, jobs) for r in part), key=lambda r: r["match"])
+    with (outdir / "matches.jsonl").open("w") as fh:
+        for r in rows:
+            fh.write(json.dumps(r) + "\n")
+    done = [r for r in rows if r["finished"]]
+    wins = sum(bool(r["we_won"]) for r in done)
+    lo, hi = wilson(wins, len(done))
+    summary: dict[str, Any] = {
+        "mode": "match",
+        "length": args.length,
+        "matches": len(rows),
+        "finished": len(done),
+        "ours": args.ours,
+        "gnubg": args.gnubg,
+        "seed": args.seed,
+        "wins": wins,
+        "win_pct": round(100 * wins / max(1, len(done)), 1),
+        "win_ci95": [round(100 * lo, 1), round(100 * hi, 1)],
+        "games": sum(int(r["games"] or 0) for r in rows),
+        "points": [sum(r["score"][1] for r in done), sum(r["score"][0] for r in done)],  # ours, gnubg's
+        "stuck": sum(bool(r["stuck"]) for r in rows),
+        "illegal_moves": sum(int(r["illegal_moves"]) for r in rows),
+        "state_mismatches": sum(int(r["state_mismatches"]) for r in rows),
+        "mat_unreadable": sum(not r["mat_ok"] for r in rows),
+        "replay_differs": sum(int(r["replay_differs"]) for r in rows),
+        "fallbacks": sum(int(r["fallbacks"]) for r in rows),
+        "decisions": sum(int(r["requests"]) for r in rows),
+        "our_ms_per_move": round(float(np.mean([r["our_ms_per_move"] for r in rows])), 2),
+        "analysis_plies": args.analysis_plies,
+        "analysis": {
+            "ours": summarise_analysis(rows, BOT_NAME, args.length),
+            "gnubg": summarise_analysis(rows, GNUBG_NAME, args.length),
+        },
+        "outdir": str(outdir),
+        "seconds": round(time.time() - t0, 1),
+    }
+    line = json.dumps(summary)
+    print(line)
+    print(
+        f"ours ({args.ours}) vs gnubg ({args.gnubg}): won {wins} of {len(done)} {args.length}-point matches "
+        f"({summary['win_pct']}%, 95% CI {summary['win_ci95'][0]}-{summary['win_ci95'][1]}%); "
+        f"stuck {summary['stuck']}, illegal moves {summary['illegal_moves']}, "
+        f"state mismatches {summary['state_mismatches']}"
+    )
+    for who in ("ours", "gnubg"):
+        a = summary["analysis"][who]
+        if a:
+            print(
+                f"  {who:<6} chequer {a['chequer_epm_memg']} mEMG/move, cube {a['cube_epc_memg']} mEMG/decision, "
+                f"overall {a['overall_memg']} ({a['rating']}), FIBS rating {a['fibs_rating']} "
+                f"[{args.analysis_plies}-ply analysis]"
+            )
+    if args.out:
+        with args.out.open("a") as fh:
+            fh.write(line + "\n")
+    return 0
+
+
+def money_main(args: argparse.Namespace) -> int:
     n_pairs = max(1, args.games // 2)
     seeds = [args.seed * 1_000_003 + i for i in range(n_pairs)]
     chunks = [seeds[i :: args.workers] for i in range(args.workers)]
-    jobs = [(i, chunk, args.ours, args.gnubg, args.port + i, args.models) for i, chunk in enumerate(chunks) if chunk]
+    jobs = [
+        (i, chunk, args.ours, args.gnubg, args.port + i, args.models)
+        for i, chunk in enumerate(chunks)
+        if chunk
+    ]
     t0 = time.time()
     with mp.get_context("spawn").Pool(len(jobs)) as pool:
         results = pool.map(worker, jobs)
@@ -207,18 +638,50 @@ def main(argv: list[str] | None = None) -> int:
     timing = {k: sum(r["timing"][k] for r in results) for k in results[0]["timing"]}  # type: ignore[index]
     summary = summarise(pairs)
     summary.update(
-        ours=args.ours, gnubg=args.gnubg, seed=args.seed, seconds=round(time.time() - t0, 1),
+        ours=args.ours,
+        gnubg=args.gnubg,
+        seed=args.seed,
+        seconds=round(time.time() - t0, 1),
         our_ms_per_move=round(1000 * timing["our_seconds"] / max(1, timing["our_moves"]), 2),
         gnubg_ms_per_move=round(1000 * timing["gnubg_seconds"] / max(1, timing["gnubg_moves"]), 2),
     )
     line = json.dumps(summary)
     print(line)
-    print(f"ours ({args.ours}) vs gnubg ({args.gnubg}): {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg "
-          f"over {summary['games']} games (duplicate dice)")
+    print(
+        f"ours ({args.ours}) vs gnubg ({args.gnubg}): {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg "
+        f"over {summary['games']} games (duplicate dice)"
+    )
     if args.out:
         with args.out.open("a") as fh:
             fh.write(line + "\n")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(
+        "--games", type=int, default=200, help="money duel: games in all (twice the dice sequences)"
+    )
+    ap.add_argument("--matches", type=int, help="match mode: this many matches with the cube, gnubg hosting")
+    ap.add_argument("--length", type=int, default=7, help="match mode: match length")
+    ap.add_argument("--ours", default="expert", help="our level (named or plies=N,noise=S)")
+    ap.add_argument("--gnubg", default="expert", choices=sorted(_GNUBG_LEVELS), help="gnubg's level")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--port", type=int, default=18700, help="money duel: first port of gnubg's servers")
+    ap.add_argument("--models", help="model folder (default: the shipped nets)")
+    ap.add_argument("--analysis-plies", type=int, default=2, help="match mode: gnubg analysis depth, -1 none")
+    ap.add_argument(
+        "--outdir", type=Path, help="match mode: folder for .mat files (default var/strength/...)"
+    )
+    ap.add_argument("--transcripts", action="store_true", help="match mode: keep each match's board lines")
+    ap.add_argument("--out", type=Path, help="append the result as a JSON line to this file")
+    args = ap.parse_args(argv)
+    if args.matches is not None:
+        if args.matches < 1 or args.length < 1:
+            ap.error("--matches and --length must be at least 1")
+        return match_main(args)
+    return money_main(args)
 
 
 if __name__ == "__main__":

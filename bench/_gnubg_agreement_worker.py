@@ -1,0 +1,123 @@
+"""Runs INSIDE GNU Backgammon's embedded Python (``gnubg -t -q -r -p``), started by bench/agreement.py.
+
+gnubg passes no argv to ``-p`` scripts, so the request and answer files come in environment variables:
+GAMMOND_AGREE_IN (JSON lines) and GAMMOND_AGREE_OUT (one JSON answer line per request, flushed as it goes).
+Requests:
+
+    {"i": 3, "op": "hint", "gnubgid": "POS:MATCH", "extra": ["<50 hex digits>", ...]}
+    {"i": 4, "op": "cube", "gnubgid": "POS:MATCH"}
+
+``hint``: gnubg's 2-ply cubeful hint (default "normal" move filter, pruning nets), every legal move with its
+resulting board, equity and the depth gnubg evaluated it at. Each ``extra`` board (a resulting board, in the
+order side not on roll then mover) that gnubg's filter left at 0-ply, and gnubg's own choice when it is the
+filter's lone survivor (gnubg does not search that one deeper), is evaluated at 2-ply the way gnubg
+scores a move (the opponent's cubeful 2-ply equity, turned round to the mover and normalised by the mover's
+cube): checked equal to the hint's own 2-ply equities to 1e-6. ``cube``: ``cfevaluate`` and ``evaluate`` at
+2-ply. Standard library only: gnubg's Python cannot import the project.
+"""
+
+import json
+import os
+import time
+
+import gnubg
+
+HEX = "0123456789abcdef"
+EC2 = {"cubeful": 1, "plies": 2, "deterministic": 1, "prune": 1, "noise": 0.0}
+
+
+def encode(board):
+    return "".join(HEX[n] for side in board for n in side)
+
+
+def decode(text):
+    counts = [HEX.index(c) for c in text]
+    return (tuple(counts[:25]), tuple(counts[25:]))
+
+
+def after_move(board, steps):
+    """The board after ``steps`` by the side on roll (gnubg's hint names every hit, so this is exact)."""
+    opp, me = list(board[0]), list(board[1])
+    for src, dst in steps:
+        me[src - 1] -= 1
+        if dst:
+            me[dst - 1] += 1
+            if opp[24 - dst] == 1:
+                opp[24 - dst] = 0
+                opp[24] += 1
+    return (tuple(opp), tuple(me))
+
+
+def move_equity(after, ci):
+    """The mover's cubeful 2-ply equity of a resulting board, as gnubg's ScoreMove computes it."""
+    opp_ci = dict(ci, move=1 - ci["move"])
+    optimal = gnubg.cfevaluate((after[1], after[0]), opp_ci, EC2)[0]
+    if not ci["matchto"]:
+        return -optimal
+    return gnubg.mwc2eq(1.0 - gnubg.eq2mwc(optimal, opp_ci), ci)
+
+
+def answer_hint(req):
+    gnubg.command("set gnubgid " + req["gnubgid"])
+    board, ci = gnubg.board(), gnubg.cubeinfo()
+    t0 = time.time()
+    hint = gnubg.hint(9999)["hint"]
+    seconds = time.time() - t0
+    moves = []
+    for entry in hint:
+        after = encode(after_move(board, gnubg.parsemove(entry["move"])))
+        moves.append([entry["move"], after, entry["equity"], entry["context"]["plies"]])
+    deep = {m[1]: m[2] for m in moves if m[3] == 2}
+    # gnubg's own choice is the first entry; a lone survivor of the filter is left at 0-ply, so it may need
+    # the explicit 2-ply evaluation as well.
+    extra = {}
+    for text in [moves[0][1], *req.get("extra", [])]:
+        if text not in deep and text not in extra:
+            extra[text] = move_equity(decode(text), ci)
+    # One 2-ply entry recomputed the explicit way: the two must agree (checked by the caller).
+    check = [moves[0][2], move_equity(decode(moves[0][1]), ci)] if moves[0][3] == 2 else None
+    return {"moves": moves, "extra": extra, "check": check, "seconds": seconds}
+
+
+def answer_cube(req):
+    gnubg.command("set gnubgid " + req["gnubgid"])
+    board, ci = gnubg.board(), gnubg.cubeinfo()
+    cf = gnubg.cfevaluate(board, ci, EC2)
+    probs = gnubg.evaluate(board, ci, dict(EC2, cubeful=0))
+    return {
+        "optimal": cf[0],
+        "no_double": cf[1],
+        "double_take": cf[2],
+        "double_pass": cf[3],
+        "code": int(cf[4]),
+        "text": cf[5],
+        "probs": list(probs[:5]),
+    }
+
+
+def main():
+    for command in (
+        "set display off",
+        "set threads " + os.environ.get("GAMMOND_AGREE_THREADS", "2"),
+        "set beavers 0",
+        "set jacoby off",
+        "set evaluation chequerplay evaluation plies 2",
+        "set evaluation chequerplay evaluation prune on",
+        "set evaluation chequerplay evaluation cubeful on",
+        "set evaluation chequerplay evaluation noise 0",
+        "set evaluation chequerplay evaluation deterministic on",
+    ):
+        gnubg.command(command)
+    with open(os.environ["GAMMOND_AGREE_IN"]) as src, open(os.environ["GAMMOND_AGREE_OUT"], "w") as out:
+        for line in src:
+            req = json.loads(line)
+            try:
+                ans = answer_hint(req) if req["op"] == "hint" else answer_cube(req)
+            except Exception as exc:  # report, never stop: the parent counts it
+                ans = {"error": f"{type(exc).__name__}: {exc}"}
+            ans["i"] = req["i"]
+            out.write(json.dumps(ans) + "\n")
+            out.flush()
+
+
+main()
