@@ -13,6 +13,8 @@ COMMAND_MODULES = (
     "bot.commands.analysis",
     "bot.commands.selfplay",
     "bot.commands.mat",
+    "bot.commands.run",
+    "bot.commands.fibs",
 )
 
 

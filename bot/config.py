@@ -31,6 +31,13 @@ class DaemonConfig:
     log_level: str = "info"
     health_port: int = 0  # 0: no HTTP /healthz; the heartbeat file is always written
     shutdown_grace: float = 30.0  # seconds the first SIGTERM waits for matches to save before logging out
+    heartbeat_interval: float = 5.0  # seconds between touches of state_dir/heartbeat
+    keepalive: float = 120.0  # seconds of silence towards a server before a harmless command
+    stall_timeout: float = 8.0  # seconds without progress before the bot asks for the board again
+    command_spacing: float = 0.0  # seconds between two commands to a server (GammonBot waits 1.5)
+    reconnect_initial: float = 3.0  # first reconnect delay; grows x1.618 with jitter up to reconnect_max
+    reconnect_max: float = 90.0
+    login_timeout: float = 30.0  # seconds from connecting to CLIP 1 before the attempt counts as failed
 
 
 @dataclass(frozen=True)
@@ -253,6 +260,17 @@ def _validate(c: Config) -> None:
     )
     check(0 <= c.daemon.health_port < 65536, "daemon.health_port must be 0..65535")
     check(c.daemon.shutdown_grace >= 0, "daemon.shutdown_grace must not be negative")
+    check(c.daemon.heartbeat_interval > 0, "daemon.heartbeat_interval must be positive")
+    check(
+        c.daemon.keepalive > 0 and c.daemon.stall_timeout > 0,
+        "daemon.keepalive and stall_timeout must be > 0",
+    )
+    check(c.daemon.command_spacing >= 0, "daemon.command_spacing must not be negative")
+    check(
+        0 < c.daemon.reconnect_initial <= c.daemon.reconnect_max,
+        "daemon: need 0 < reconnect_initial <= reconnect_max",
+    )
+    check(c.daemon.login_timeout > 0, "daemon.login_timeout must be positive")
     for where, text in [
         ("engine.level", c.engine.level),
         ("engine.cube_level", c.engine.cube_level),

@@ -1,0 +1,320 @@
+"""``gammond run``: the daemon. One asyncio process holds the embedded server (when configured), one bot per
+account (a ``FibsBot`` per FIBS account, the bgammon bot per bgammon entry), a heartbeat file and an optional
+``/healthz`` endpoint; engine work runs in a thread pool so the loop stays responsive.
+
+Shutdown is in two stages (reference model-codebases.md, lesson 7): the first SIGTERM or SIGINT stops taking
+invitations and gives running matches ``daemon.shutdown_grace`` seconds to end (then they are saved with
+``leave``) before the bots log out; a second signal aborts at once - every match is stored before each action,
+so nothing is lost that a restart cannot resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import json
+import os
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bot import logs
+from bot.archive import Archive, archive_name
+from bot.config import Config
+from bot.fibs_bot import FibsBot, FibsEndpoint, recover_unarchived
+from bot.state import StateStore
+from engine.analyser import Analyser
+
+HEARTBEAT = "heartbeat"
+_HTTP_LIMIT = 8192
+
+
+def load_analyser(config: Config) -> Analyser:
+    """The engine the bots play with (the shipped nets, BRAS where none can be loaded)."""
+    models = Path(config.engine.models) if config.engine.models else None
+    return Analyser.default(models, threads=config.engine.threads)
+
+
+async def start_embedded_server(
+    config: Config, store: StateStore, archive: Archive, log: Any
+) -> tuple[Any | None, list[FibsEndpoint]]:
+    """The hook for the embedded FIBS server (``bot.server``): start it, seat ``server.bot_accounts`` bot
+    accounts with passwords generated once and kept in the state database, and return the server with the
+    endpoints the bots log in to. Without ``bot.server`` the daemon runs without it (logged).
+
+    Matches on the embedded server are archived from the server's own record (it sees every move), so the
+    bots seated there do not archive them a second time.
+    """
+    try:
+        from bot.server import FibsServer
+        from engine.formats.mat import write_mat
+    except ImportError as exc:  # pragma: no cover - the server package is part of the project
+        log.warning("embedded server unavailable", error=str(exc))
+        return None, []
+    s = config.server
+
+    async def archive_finished(record: Any) -> None:
+        if not record.site:
+            record = record.replace(site=s.name)
+        when = datetime.datetime.combine(
+            record.date or datetime.date.today(), record.time or datetime.time(), tzinfo=datetime.UTC
+        )
+        key = record.match_id or f"{s.name}/{record.names[0]}-{record.names[1]}/{when:%Y%m%dT%H%M%SZ}"
+        name = archive_name(when, s.name, record.names[0], record.names[1], record.length)
+        text = write_mat(record)
+        await asyncio.to_thread(archive.store_text, key, name, text)
+
+    server = FibsServer.from_config(s, config.daemon.state_dir, on_match_finished=archive_finished)
+    await server.start()
+    endpoints = []
+    for n in range(s.bot_accounts):
+        user = s.bot_name if n == 0 else f"{s.bot_name}{n + 1}"
+        password = store.generated_secret(f"embedded-account:{user}")
+        await server.ensure_account(user, password, bot=True)
+        endpoints.append(
+            FibsEndpoint(s.name, "127.0.0.1", server.port, user, _constant(password), client_name="gammond")
+        )
+    log.info("embedded server listening", host=s.host, port=server.port, bots=[e.user for e in endpoints])
+    return server, endpoints
+
+
+def _constant(value: str) -> Callable[[], str]:
+    return lambda: value
+
+
+class Daemon:
+    """The running daemon; ``run()`` until drained or aborted (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        analyser: Analyser | None = None,
+        embedded: Callable[..., Awaitable[tuple[Any | None, list[FibsEndpoint]]]] = start_embedded_server,
+    ) -> None:
+        self.config = config
+        self.analyser = analyser
+        self.embedded = embedded
+        self.log = logs.get()
+        self.store: StateStore | None = None
+        self.archive: Archive | None = None
+        self.server: Any | None = None
+        self.bots: list[FibsBot] = []
+        self.started = time.monotonic()
+        self.draining = False
+        self.aborted = False
+        self.health_port: int | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._bot_tasks: list[asyncio.Task[None]] = []
+        self._stop_others = asyncio.Event()  # bots of other protocols stop when it is set
+        self._done = asyncio.Event()
+        self._helpers: list[asyncio.Task[None]] = []
+        self._health: asyncio.Server | None = None
+
+    # -- control -----------------------------------------------------------------------------------------
+
+    def signal(self, name: str) -> None:
+        """First signal: drain; second: abort."""
+        if not self.draining:
+            self.log.info(
+                "shutting down: finishing or saving matches",
+                signal=name,
+                grace=self.config.daemon.shutdown_grace,
+            )
+            self.drain()
+        else:
+            self.log.warning("second signal: aborting now", signal=name)
+            self.abort()
+
+    def drain(self) -> None:
+        if self.draining:
+            return
+        self.draining = True
+        grace = self.config.daemon.shutdown_grace
+        for bot in self.bots:
+            bot.drain(grace)
+        self._stop_others.set()
+        self._helpers.append(asyncio.ensure_future(self._await_drain(grace)))
+
+    def abort(self) -> None:
+        self.aborted = True
+        for task in self._bot_tasks:
+            task.cancel()
+        self._done.set()
+
+    async def _await_drain(self, grace: float) -> None:
+        if self._bot_tasks:
+            _done, pending = await asyncio.wait(self._bot_tasks, timeout=grace + 10.0)
+            for task in pending:
+                task.cancel()
+        self._done.set()
+
+    def status(self) -> dict[str, Any]:
+        bots = [bot.status() for bot in self.bots]
+        ok = all(b["logged_in"] for b in bots) and not self.draining
+        return {
+            "status": "ok" if ok else ("draining" if self.draining else "degraded"),
+            "uptime": round(time.monotonic() - self.started, 1),
+            "embedded_server": self.server is not None,
+            "active_matches": sum(1 for b in bots if b["match"]),
+            "bots": bots,
+        }
+
+    # -- life -----------------------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Start everything, serve until drained (exit status 0) or aborted (1)."""
+        try:
+            await self._start()
+            await self._done.wait()
+        finally:
+            await self._stop()
+        return 1 if self.aborted else 0
+
+    async def _start(self) -> None:
+        c = self.config
+        self.log.info("starting", pid=os.getpid(), config=c.redacted())
+        state_dir = Path(c.daemon.state_dir)
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.store = StateStore.open(state_dir)
+        self.archive = Archive(Path(c.daemon.archive_dir))
+        self.archive.cleanup()
+        recovered = recover_unarchived(self.store, self.archive, self.log)
+        if recovered:
+            self.log.info("archived matches a crash had left", count=recovered)
+        if self.analyser is None:
+            self.analyser = await asyncio.to_thread(load_analyser, c)
+        self.log.info("engine ready", engine=self.analyser.name, level=c.engine.level)
+        self._executor = ThreadPoolExecutor(max_workers=c.engine.threads, thread_name_prefix="engine")
+        endpoints: list[tuple[FibsEndpoint, bool]] = []
+        if c.embedded:
+            self.server, seated = await self.embedded(c, self.store, self.archive, self.log)
+            endpoints += [(e, False) for e in seated]
+        for s in c.servers:
+            if s.protocol == "fibs":
+                endpoints.append(
+                    (FibsEndpoint(s.name, s.host, s.port, s.user, s.password, s.client_name), True)
+                )
+            else:
+                self._start_other(s)
+        for endpoint, archives in endpoints:
+            bot = FibsBot(
+                endpoint,
+                c,
+                self.analyser,
+                self.store,
+                self.archive if archives else None,
+                executor=self._executor,
+            )
+            self.bots.append(bot)
+            self._bot_tasks.append(
+                asyncio.create_task(bot.run(), name=f"bot {endpoint.user}@{endpoint.name}")
+            )
+        self._helpers.append(asyncio.create_task(self._heartbeat()))
+        self._helpers.append(asyncio.create_task(self._watch_bots()))
+        if c.daemon.health_port:
+            self._health = await asyncio.start_server(self._healthz, "127.0.0.1", c.daemon.health_port)
+            self.health_port = self._health.sockets[0].getsockname()[1]
+            self.log.info("health endpoint", url=f"http://127.0.0.1:{self.health_port}/healthz")
+
+    def _start_other(self, s: Any) -> None:
+        """Bots of other protocols (bgammon) run beside the FIBS bots and stop with the same drain."""
+        try:
+            from bot.bgammon_bot import run_bgammon_bot
+        except ImportError as exc:  # pragma: no cover - part of the project
+            self.log.error("no bot for protocol", protocol=s.protocol, server=s.name, error=str(exc))
+            return
+        assert self.analyser is not None and self.archive is not None
+        task = asyncio.create_task(
+            run_bgammon_bot(s, self.config, self.analyser, self.archive, self._stop_others),
+            name=f"bgammon {s.name}",
+        )
+        self._bot_tasks.append(task)
+
+    async def _watch_bots(self) -> None:
+        """When every bot has stopped by itself (bad credentials everywhere ...), the daemon ends too."""
+        if not self._bot_tasks:
+            return
+        await asyncio.wait(self._bot_tasks)
+        if not self.draining:
+            self.log.error("every bot has stopped")
+            self.aborted = True
+        self._done.set()
+
+    async def _stop(self) -> None:
+        for task in self._bot_tasks:
+            if not task.done():
+                task.cancel()
+        for task in self._bot_tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for task in self._helpers:
+            task.cancel()
+        if self._health is not None:
+            self._health.close()
+        if self.server is not None:
+            with contextlib.suppress(Exception):
+                await self.server.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+        if self.store is not None:
+            self.store.close()
+        self.log.info("stopped", aborted=self.aborted)
+
+    async def _heartbeat(self) -> None:
+        path = Path(self.config.daemon.state_dir) / HEARTBEAT
+        tmp = path.with_suffix(".tmp")
+        while True:
+            text = json.dumps(
+                {"time": time.time(), "pid": os.getpid(), **self.status()}, separators=(",", ":")
+            )
+            with contextlib.suppress(OSError):
+                tmp.write_text(text + "\n")
+                os.replace(tmp, path)
+            await asyncio.sleep(self.config.daemon.heartbeat_interval)
+
+    async def _healthz(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """A minimal HTTP/1.0 answer: GET /healthz gives the status as JSON (200 when every bot is logged in)."""
+        try:
+            request = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5.0)
+            method, _, rest = request[:_HTTP_LIMIT].decode("latin-1").partition(" ")
+            path = rest.split(" ", 1)[0]
+            if method != "GET" or path.split("?")[0] != "/healthz":
+                code, body = 404, {"error": "not found"}
+            else:
+                body = self.status()
+                code = 200 if body["status"] == "ok" else 503
+            data = json.dumps(body).encode()
+            reason = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}[code]
+            writer.write(
+                f"HTTP/1.0 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                f"Connection: close\r\n\r\n".encode()
+                + data
+            )
+            await writer.drain()
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+async def run_daemon(
+    config: Config, *, analyser: Analyser | None = None, install_signals: bool = True
+) -> int:
+    """Run the daemon until a signal stops it; returns the process exit status."""
+    daemon = Daemon(config, analyser=analyser)
+    if install_signals:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, daemon.signal, sig.name)
+    try:
+        return await daemon.run()
+    finally:
+        if install_signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)

@@ -1,0 +1,768 @@
+"""The bot's view of one FIBS match, pure (no I/O, no clock): server events in, match state and record out.
+
+``MatchTracker`` keeps the match as an ``engine.match.MatchState`` moved on by the actions the text lines tell
+(``alice rolls 3 and 1.``, ``alice moves 8-5 6-5 .``, ``alice doubles.``, ``... wants to resign ...``) and by
+the bot's own actions, recorded *before* they are sent and confirmed by the server's echo. Every ``board:``
+line is a check: a board that does not follow is bridged by the few actions that were missed (a reconnect or
+a restart can lose a roll and a move; the opponent's missing dice are found by trying all 21 rolls), or it
+replaces the state and the record stops there (``record_note`` says why) - the bot plays on either way.
+
+Players are gnubg's: player 0 is field 1 of the boards (the bot, or the watched player), player 1 the
+opponent; a record's left column is player 0. ``snapshot()``/``restore()`` turn the tracker into JSON and back,
+so that a restarted daemon resumes the match with the record it had.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from engine.errors import EngineError, IllegalActionError
+from engine.ids import GameState
+from engine.match import GameResult, MatchState, ResignLevel, Rules
+from engine.moves import Move, legal_plays
+from engine.position import Position
+from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, RecordError
+from protocols.fibs import events as ev
+from protocols.fibs.board import FibsBoard
+
+# FIBS plays the Crawford rule (the bot turns the toggle on), no Jacoby rule and no beavers.
+FIBS_RULES = Rules(crawford=True, jacoby=False, beavers=False)
+SNAPSHOT_VERSION = 1
+_ROLLS = tuple((a, b) for a in range(1, 7) for b in range(a, 7))
+_MAX_FRONTIER = 4000  # states kept per depth when bridging a gap
+_INITIAL = Position.initial()
+
+
+class TrackerError(ValueError):
+    """A snapshot that cannot be read back, or a tracker asked for something it does not have."""
+
+
+# -- notes: what a fed event meant, for the bot to act on or log ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MoveMade:
+    """A chequer play (``before`` has the mover on roll with the dice)."""
+
+    player: int
+    before: MatchState
+    move: Move
+
+
+@dataclass(frozen=True, slots=True)
+class CubeMade:
+    """A double, take or drop by ``player`` (``before`` is the state it answered)."""
+
+    player: int
+    kind: ActionKind
+    before: MatchState
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    winner: int
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnded:
+    winner: int
+    score: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class OwnRefused:
+    """The server did not take the bot's last action: the state is back to before it."""
+
+    action: Action
+
+
+@dataclass(frozen=True, slots=True)
+class Desync:
+    """A board the tracker could not follow; ``reason`` is for the log."""
+
+    reason: str
+
+
+Note = MoveMade | CubeMade | GameEnded | MatchEnded | OwnRefused | Desync
+Step = Action | tuple[int, int]  # an action, or the opening roll (die of player 0, die of player 1) of a game
+
+
+# -- pure helpers -------------------------------------------------------------------------------------------
+
+
+def board_state(board: FibsBoard, names: tuple[str, str], crawford: bool | None = None) -> MatchState:
+    """The MatchState a board shows, field 1 as player 0 (EngineError if the fields make no state)."""
+    key = board.match_key(crawford=crawford, me=0)
+    position = board.position_on_roll()
+    return MatchState.from_gnubg_id(f"{position.position_id}:{key.encode()}", rules=FIBS_RULES, names=names)
+
+
+def same_state(ours: MatchState, board: MatchState) -> bool:
+    """Whether our state is the one a board shows, in what a board shows (not the Crawford flag, nor a
+    pending resignation; the cube owner only when the board's may-double flags tell it)."""
+    return (
+        ours.game_state == GameState.PLAYING
+        and ours.position == board.position
+        and ours.score == board.score
+        and ours.cube == board.cube
+        and (board.cube == 1 or board.cube_owner == -1 or ours.cube_owner == board.cube_owner)
+        and ours.on_roll == board.on_roll
+        and sorted(ours.dice) == sorted(board.dice)
+        and ours.doubled == board.doubled
+    )
+
+
+def apply_action(state: MatchState, action: Action) -> MatchState:
+    """``action`` applied to ``state`` by the match rules, with FIBS's resignation during the other's turn."""
+    kind, player = action.kind, action.player
+    if state.game_state != GameState.PLAYING:
+        raise IllegalActionError(f"{action}: no game in progress")
+    if kind == ActionKind.RESIGN:
+        if player == state.turn:
+            return state.resign(action.level)
+        if state.doubled or state.resigned or action.level <= state.resignation_declined:
+            raise IllegalActionError(f"{action}: player {state.turn} must act first")
+        return state.replace(resigned=action.level)
+    if player != state.turn:
+        raise IllegalActionError(f"{action}: it is player {state.turn}'s turn")
+    if kind in (ActionKind.ROLL, ActionKind.MOVE):
+        assert action.dice is not None
+        if state.dice[0]:
+            if sorted(state.dice) != sorted(action.dice):
+                raise IllegalActionError(f"{action}: the dice are {state.dice}")
+        else:
+            state = state.roll(action.dice)
+        if kind == ActionKind.ROLL:
+            return state
+        assert action.move is not None
+        return state.move(action.move)
+    if kind == ActionKind.DOUBLE:
+        return state.double()
+    if kind == ActionKind.TAKE:
+        return state.take()
+    if kind == ActionKind.DROP:
+        return state.drop()
+    if kind == ActionKind.BEAVER:
+        return state.beaver()
+    if kind == ActionKind.ACCEPT:
+        return state.accept_resignation()
+    if state.resigned and state.turn == state.on_roll and not state.doubled:
+        # the offer came during the answering player's own turn: the turn stays with them
+        return state.replace(resigned=0, resignation_declined=state.resigned)
+    return state.reject_resignation()
+
+
+def opening_roll(state: MatchState) -> tuple[int, int]:
+    """(die of player 0, die of player 1) of a game's first state: the higher die is the first mover's."""
+    high, low = state.dice
+    return (high, low) if state.on_roll == 0 else (low, high)
+
+
+def _successors(
+    state: MatchState, target: MatchState, others: tuple[int, ...]
+) -> Iterator[tuple[Step, MatchState]]:
+    """One missed step from ``state``: a game start, a cube answer, a roll, or a roll and its play by one of
+    ``others`` (the players whose actions the bot may have missed)."""
+    if state.game_state != GameState.PLAYING:
+        if not state.match_over and target.dice[0] and target.position == _INITIAL and target.cube == 1:
+            roll = opening_roll(target)
+            try:
+                yield roll, state.new_game(roll)
+            except EngineError:
+                return
+        return
+    candidates: list[Action] = []
+    p = state.turn
+    if state.doubled:
+        candidates += [Action(p, ActionKind.TAKE), Action(p, ActionKind.DROP)]
+    elif state.resigned:
+        candidates += [Action(p, ActionKind.ACCEPT), Action(p, ActionKind.REJECT)]
+    elif state.dice[0]:
+        candidates += _plays_towards(state, state.dice, target)
+    else:
+        if state.may_double(p):
+            candidates.append(Action(p, ActionKind.DOUBLE))
+        if target.on_roll == p and target.dice[0]:
+            candidates.append(Action(p, ActionKind.ROLL, dice=target.dice))
+        else:
+            for dice in _ROLLS:
+                candidates += _plays_towards(state, dice, target)
+    for action in candidates:
+        if action.player not in others and action.kind != ActionKind.ROLL:
+            continue
+        try:
+            yield action, apply_action(state, action)
+        except EngineError:
+            continue
+
+
+def _plays_towards(state: MatchState, dice: tuple[int, int], target: MatchState) -> list[Action]:
+    """The plays of ``dice`` that give the target's position or end the game: no later missed step moves a
+    chequer, so any other play cannot lead to the target (this keeps the search small)."""
+    p = state.on_roll
+    return [
+        Action(p, ActionKind.MOVE, dice=dice, move=play.move)
+        for play in legal_plays(state.position, dice)
+        if not any(play.position.me) or play.position.swap() == target.position
+    ]
+
+
+def bridge(
+    start: MatchState, target: MatchState, others: tuple[int, ...], depth: int = 3
+) -> list[Step] | None:
+    """The shortest list of up to ``depth`` missed steps that leads from ``start`` to the board ``target``."""
+    frontier: list[tuple[MatchState, list[Step]]] = [(start, [])]
+    for _ in range(depth):
+        following: list[tuple[MatchState, list[Step]]] = []
+        for state, path in frontier:
+            for step, after in _successors(state, target, others):
+                if after.game_state == GameState.PLAYING and same_state(after, target):
+                    return [*path, step]
+                if len(following) < _MAX_FRONTIER:
+                    following.append((after, [*path, step]))
+        frontier = following
+        if not frontier:
+            break
+    return None
+
+
+def _action_json(action: Action) -> dict[str, Any]:
+    out: dict[str, Any] = {"p": action.player, "k": action.kind.value}
+    if action.dice is not None:
+        out["d"] = list(action.dice)
+    if action.move is not None:
+        out["m"] = [list(s) for s in action.move.steps]
+    if action.level:
+        out["l"] = action.level
+    return out
+
+
+def _action_from_json(obj: dict[str, Any]) -> Action:
+    move = Move(tuple((int(a), int(b)) for a, b in obj["m"])) if "m" in obj else None
+    dice = (int(obj["d"][0]), int(obj["d"][1])) if "d" in obj else None
+    return Action(int(obj["p"]), ActionKind(obj["k"]), dice=dice, move=move, level=int(obj.get("l", 0)))
+
+
+def _step_json(step: Step) -> dict[str, Any]:
+    if isinstance(step, Action):
+        return _action_json(step)
+    return {"k": "start", "roll": list(step)}
+
+
+def _step_from_json(obj: dict[str, Any]) -> Step:
+    if obj.get("k") == "start":
+        return int(obj["roll"][0]), int(obj["roll"][1])
+    return _action_from_json(obj)
+
+
+# -- the tracker ----------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Own:
+    before: MatchState
+    action: Action
+
+
+class MatchTracker:
+    """One match as the bot sees it; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        key: str,
+        server: str,
+        names: tuple[str, str],
+        length: int,
+        started: datetime.datetime,
+        watching: bool = False,
+    ) -> None:
+        if not 0 <= length <= 64:
+            raise TrackerError(f"match length {length} is outside 0..64 (FIBS unlimited is 0)")
+        self.key = key
+        self.server = server
+        self.names = names
+        self.length = length
+        self.started = started
+        self.watching = watching
+        self.state: MatchState | None = None
+        self.version = 0  # changes with every change of state: the bot acts once per version
+        self.finished = False
+        self.record_note = ""  # why the record stops before the end, if it does
+        self._base: tuple[tuple[int, int], bool] | None = None  # (score, crawford) where the record starts
+        self._steps: list[Step] = []
+        self._builder: RecordBuilder | None = None
+        self._own: _Own | None = None
+        self._asked_after: _Own | None = None  # the own action pending when the bot last asked for the board
+        self.direction = 0  # FIBS direction of player 0 from the last board (0: no board seen yet)
+
+    def __repr__(self) -> str:
+        state = self.state.gnubg_id if self.state else None
+        return f"<MatchTracker {self.key!r} {self.names[0]}-{self.names[1]} {self.length}p state={state}>"
+
+    # -- queries ------------------------------------------------------------------------------------------
+
+    @property
+    def recording(self) -> bool:
+        return self._builder is not None and not self.record_note
+
+    @property
+    def others(self) -> tuple[int, ...]:
+        """The players whose actions come only from the server's lines."""
+        return (0, 1) if self.watching else (1,)
+
+    def due(self) -> bool:
+        """Whether the bot (player 0 of a played match) must act now."""
+        s = self.state
+        return (
+            not self.watching
+            and not self.finished
+            and s is not None
+            and s.game_state == GameState.PLAYING
+            and s.turn == 0
+            and self._own is None
+            and self.direction != 0  # moves are written in FIBS numbering: a board must have told it
+        )
+
+    @property
+    def awaiting_echo(self) -> bool:
+        """The bot's last action is recorded but the server has not yet confirmed it."""
+        return self._own is not None
+
+    @property
+    def gnubg_id(self) -> str:
+        return self.state.gnubg_id if self.state else ""
+
+    def record(self) -> MatchRecord | None:
+        """The record so far (None before the first game the tracker saw begin)."""
+        if self._builder is None:
+            return None
+        record = self._builder.record()
+        if self.record_note:
+            record = record.replace(partial=True, comment=self.record_note)
+        return record
+
+    def who(self, name: str) -> int | None:
+        if name == ev.YOU or name == self.names[0]:
+            return 0
+        if name == self.names[1]:
+            return 1
+        return None
+
+    # -- the bot's own actions ----------------------------------------------------------------------------
+
+    def act(self, action: Action) -> None:
+        """Record the bot's own ``action`` before it is sent; it stays unconfirmed until the server echoes it."""
+        if self.watching or action.player != 0:
+            raise TrackerError(
+                "only the bot's own actions (player 0 of a played match) are recorded with act()"
+            )
+        before = self.state
+        if before is None:
+            raise TrackerError("no match state to act on")
+        self._apply(action, [])
+        self._own = _Own(before, action)
+
+    def refused(self) -> list[Note]:
+        """The server refused the bot's last command: undo its action (if any)."""
+        if self._own is None:
+            return []
+        own, self._own = self._own, None
+        if self._steps and self._steps[-1] == own.action and self.recording:
+            self._steps.pop()
+            self._rebuild()
+        self.state = own.before
+        self.version += 1
+        return [OwnRefused(own.action)]
+
+    def board_requested(self) -> None:
+        """The bot asked for the board: the answer shows whether the server took the action pending now
+        (a board that only shows the state before it may have been sent before the server read it)."""
+        self._asked_after = self._own
+
+    def _confirm(self) -> None:
+        self._own = None
+
+    # -- events ---------------------------------------------------------------------------------------------
+
+    def feed(self, event: ev.FibsEvent) -> list[Note]:
+        """Move the match on by one server event; returns what it meant."""
+        notes: list[Note] = []
+        if isinstance(event, ev.Board):
+            self._on_board(event.board, notes)
+            return notes
+        if isinstance(event, ev.MatchWon | ev.MatchReport):
+            self._on_match_won(event, notes)
+            return notes
+        state = self.state
+        if state is None or state.game_state != GameState.PLAYING:
+            return notes
+        if isinstance(event, ev.Rolls):
+            p = self.who(event.player)
+            if (
+                p is not None
+                and p == state.turn
+                and not state.dice[0]
+                and not state.doubled
+                and not state.resigned
+            ):
+                self._confirm_by_other(p)
+                self._apply(Action(p, ActionKind.ROLL, dice=event.dice), notes)
+        elif isinstance(event, ev.Moves):
+            self._on_moves(event, notes)
+        elif isinstance(event, ev.CannotMove):
+            p = self.who(event.player)
+            if p is not None and p == state.on_roll and state.dice[0]:
+                if self._own is not None and self._own.action.kind == ActionKind.MOVE and p == 0:
+                    self._confirm()
+                else:
+                    self._confirm_by_other(p)
+                    self._apply(Action(p, ActionKind.MOVE, dice=state.dice, move=Move()), notes)
+        elif isinstance(event, ev.Doubles):
+            self._answer_or_echo(event.player, ActionKind.DOUBLE, notes)
+        elif isinstance(event, ev.AcceptsDouble):
+            self._answer_or_echo(event.player, ActionKind.TAKE, notes)
+        elif isinstance(event, ev.GivesUp):
+            self._answer_or_echo(event.player, ActionKind.DROP, notes)
+        elif isinstance(event, ev.ResignOffer):
+            self._on_resign_offer(event, notes)
+        elif isinstance(event, ev.ResignAccepted):
+            self._answer_or_echo(event.player, ActionKind.ACCEPT, notes)
+        elif isinstance(event, ev.ResignRejected):
+            self._answer_or_echo(event.player, ActionKind.REJECT, notes)
+        elif isinstance(event, ev.GameWon):
+            self._on_game_won(event, notes)
+        return notes
+
+    def _confirm_by_other(self, player: int) -> None:
+        if player != 0 or self.watching:
+            self._confirm()  # the opponent acts: the server took the bot's last action
+
+    def _answer_or_echo(self, name: str, kind: ActionKind, notes: list[Note]) -> None:
+        p = self.who(name)
+        if p is None:
+            return
+        own = self._own
+        if own is not None and p == 0 and own.action.kind == kind:
+            self._confirm()  # the echo of the bot's own action
+            return
+        state = self.state
+        assert state is not None
+        if kind == ActionKind.DOUBLE and (state.doubled or state.dice[0]):
+            return  # a watcher's copy of a double already applied
+        self._confirm_by_other(p)
+        self._try_apply(Action(p, kind), notes)
+
+    def _on_resign_offer(self, event: ev.ResignOffer, notes: list[Note]) -> None:
+        p = self.who(event.player)
+        state = self.state
+        if p is None or state is None:
+            return
+        if self._own is not None and p == 0 and self._own.action.kind == ActionKind.RESIGN:
+            self._confirm()
+            return
+        if state.resigned:
+            return  # a reminder of an offer already known
+        level = event.level
+        if level is None and event.points is not None and event.points % state.cube == 0:
+            level = event.points // state.cube
+        if level not in (1, 2, 3):
+            notes.append(Desync(f"cannot read the resignation level of {event.raw!r}"))
+            return
+        self._confirm_by_other(p)
+        self._try_apply(Action(p, ActionKind.RESIGN, level=level), notes)
+
+    def _on_moves(self, event: ev.Moves, notes: list[Note]) -> None:
+        p = self.who(event.player)
+        state = self.state
+        if p is None or state is None:
+            return
+        own = self._own
+        if p == 0 and own is not None and own.action.kind == ActionKind.MOVE:
+            self._confirm()  # the echo of the bot's own move (watchers' view, forced moves)
+            return
+        if p != state.on_roll or not state.dice[0] or state.doubled or state.resigned or event.move is None:
+            return  # the board that follows will tell
+        self._confirm_by_other(p)
+        self._try_apply(Action(p, ActionKind.MOVE, dice=state.dice, move=event.move), notes)
+
+    def _on_game_won(self, event: ev.GameWon, notes: list[Note]) -> None:
+        state = self.state
+        p = self.who(event.winner)
+        if state is None or p is None or state.game_state != GameState.PLAYING:
+            return
+        # The last play of a game is followed by no board: find it among the plays that bear off the last chequer.
+        if state.dice[0] and state.on_roll == p and not state.doubled:
+            for play in state.legal_plays():
+                if not any(play.position.me):
+                    self._try_apply(Action(p, ActionKind.MOVE, dice=state.dice, move=play.move), notes)
+                    if self.state is not None and self.state.game_state != GameState.PLAYING:
+                        return
+        self._stop_record(f"game {state.game_number or '?'} ended unseen ({event.raw!r})")
+        score = list(state.score)
+        score[p] += event.points
+        level = ResignLevel(max(1, min(3, event.points // state.cube)))
+        edge = self.length - 1
+        crawford_next = self.length > 1 and not state.crawford and score[p] == edge and score[1 - p] != edge
+        self.state = state.replace(
+            score=(score[0], score[1]),
+            game_state=GameState.OVER,
+            crawford=crawford_next,
+            dice=(0, 0),
+            doubled=False,
+            resigned=0,
+            last_result=GameResult(p, event.points, level, GameState.OVER),
+        )
+        self.version += 1
+        notes.append(GameEnded(p, event.points))
+        self._check_match_end(notes)
+
+    def _on_match_won(self, event: ev.MatchWon | ev.MatchReport, notes: list[Note]) -> None:
+        if self.finished:
+            return
+        winner_name = event.winner
+        p = self.who(winner_name)
+        if p is None:
+            return
+        self.finished = True
+        self._own = None
+        score = (event.score[0], event.score[1]) if p == 0 else (event.score[1], event.score[0])
+        notes.append(MatchEnded(p, score))
+
+    def _check_match_end(self, notes: list[Note]) -> None:
+        state = self.state
+        if state is not None and state.match_over and not self.finished:
+            self.finished = True
+            winner = state.winner
+            assert winner is not None
+            notes.append(MatchEnded(winner, state.score))
+
+    # -- boards ---------------------------------------------------------------------------------------------
+
+    def _on_board(self, board: FibsBoard, notes: list[Note]) -> None:
+        self.direction = board.direction
+        if board.turn == 0 or self.finished:
+            return  # between games: the text lines tell the result
+        try:
+            target = board_state(board, self.names, self._crawford_guess(board))
+        except EngineError as exc:
+            notes.append(Desync(f"unreadable board: {exc}"))
+            return
+        state = self.state
+        if state is not None and state.game_state == GameState.PLAYING and same_state(state, target):
+            self._confirm()
+            return
+        own = self._own
+        if own is not None and same_state(own.before, target):
+            # A board sent before the server read our command is stale; the answer to a request made while
+            # the command was pending is not: the server did not take it.
+            if self._asked_after is own:
+                self._asked_after = None
+                notes.extend(self.refused())
+            return
+        if state is not None and (self.recording or state.game_state == GameState.PLAYING):
+            path = bridge(state, target, self.others)
+            if path is not None:
+                self._confirm()
+                for step in path:
+                    self._apply_step(step, notes)
+                return
+        if target.position == _INITIAL and target.cube == 1 and target.dice[0] and not target.doubled:
+            self._start_game(target, notes)
+            return
+        if state is not None:
+            notes.append(Desync(f"board {board.line()!r} does not follow {state.gnubg_id}"))
+            if self._builder is not None:
+                self._stop_record(f"the record stops where a board did not follow ({target.gnubg_id})")
+        self._own = None
+        self.state = target
+        self.version += 1
+
+    def _crawford_guess(self, board: FibsBoard) -> bool:
+        state = self.state
+        if state is not None and state.score == (board.player_score, board.opponent_score):
+            return state.crawford
+        return board.crawford
+
+    def _start_game(self, target: MatchState, notes: list[Note]) -> None:
+        """A new game whose first board we see (the record begins here if it had not yet)."""
+        roll = opening_roll(target)
+        self._own = None
+        if self._builder is None and not self.record_note:
+            between = MatchState.new_match(self.length, FIBS_RULES, self.names)
+            crawford = target.crawford
+            self._base = (target.score, crawford)
+            self._builder = self._new_builder(between.replace(score=target.score, crawford=crawford))
+            self._steps = []
+        if self.recording and self._builder is not None and self._builder.state.score == target.score:
+            self._apply_step(roll, notes)
+            return
+        if self._builder is not None:
+            self._stop_record(
+                f"a game began at {target.score[0]}-{target.score[1]} that the record cannot reach"
+            )
+        self.state = target
+        self.version += 1
+
+    # -- applying -----------------------------------------------------------------------------------------
+
+    def _apply_step(self, step: Step, notes: list[Note]) -> None:
+        if isinstance(step, Action):
+            self._apply(step, notes)
+            return
+        state = self._builder.state if self.recording and self._builder is not None else self.state
+        if state is None:
+            raise TrackerError("no state to start a game from")
+        after = state.new_game(step)
+        if self.recording and self._builder is not None:
+            self._builder.start_game(step)
+            self._steps.append(step)
+        self.state = after
+        self.version += 1
+
+    def _try_apply(self, action: Action, notes: list[Note]) -> None:
+        try:
+            self._apply(action, notes)
+        except EngineError as exc:
+            notes.append(Desync(f"{action} does not apply: {exc}"))
+
+    def _apply(self, action: Action, notes: list[Note]) -> None:
+        before = self.state
+        if before is None:
+            raise TrackerError("no match state yet")
+        after = apply_action(before, action)
+        if self.recording and self._builder is not None:
+            try:
+                self._builder.add(action)
+                self._steps.append(action)
+            except RecordError as exc:
+                self._stop_record(f"the record stops at {action}: {exc}")
+        self.state = after
+        self.version += 1
+        if action.kind == ActionKind.MOVE:
+            assert action.move is not None
+            notes.append(
+                MoveMade(
+                    action.player, before.roll(action.dice) if not before.dice[0] else before, action.move
+                )
+            )
+        elif action.kind in (ActionKind.DOUBLE, ActionKind.TAKE, ActionKind.DROP):
+            notes.append(CubeMade(action.player, action.kind, before))
+        if after.game_state != GameState.PLAYING and after.last_result is not None:
+            notes.append(GameEnded(after.last_result.winner, after.last_result.points))
+            self._check_match_end(notes)
+
+    def _stop_record(self, why: str) -> None:
+        if not self.record_note:
+            self.record_note = why
+
+    def _new_builder(self, start: MatchState) -> RecordBuilder:
+        return RecordBuilder.from_state(
+            start,
+            date=self.started.date(),
+            time=self.started.time().replace(microsecond=0),
+            site=self.server,
+            match_id=self.key,
+        )
+
+    def _rebuild(self) -> None:
+        """The builder again from the base and the recorded steps (after a refused own action)."""
+        if self._base is None:
+            self._builder = None
+            return
+        score, crawford = self._base
+        start = MatchState.new_match(self.length, FIBS_RULES, self.names).replace(
+            score=score, crawford=crawford
+        )
+        builder = self._new_builder(start)
+        for step in self._steps:
+            if isinstance(step, Action):
+                builder.add(step)
+            else:
+                builder.start_game(step)
+        self._builder = builder
+
+    # -- persistence ----------------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-able dict that ``restore`` reads back into an equal tracker."""
+        state = self.state
+        return {
+            "v": SNAPSHOT_VERSION,
+            "key": self.key,
+            "server": self.server,
+            "names": list(self.names),
+            "length": self.length,
+            "started": self.started.isoformat(),
+            "watching": self.watching,
+            "finished": self.finished,
+            "note": self.record_note,
+            "base": None if self._base is None else {"score": list(self._base[0]), "crawford": self._base[1]},
+            "steps": [_step_json(s) for s in self._steps],
+            "state": state.gnubg_id if state else None,
+            "state_extra": None
+            if state is None
+            else {
+                "crawford": state.crawford,
+                "declined": state.resignation_declined,
+                "game": state.game_number,
+            },
+            "own": None
+            if self._own is None
+            else {"before": self._own.before.gnubg_id, **_action_json(self._own.action)},
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> MatchTracker:
+        """The tracker a ``snapshot`` describes; TrackerError if it cannot be read."""
+        try:
+            if data.get("v") != SNAPSHOT_VERSION:
+                raise TrackerError(f"snapshot version {data.get('v')!r} is not {SNAPSHOT_VERSION}")
+            names = (str(data["names"][0]), str(data["names"][1]))
+            tracker = cls(
+                key=str(data["key"]),
+                server=str(data["server"]),
+                names=names,
+                length=int(data["length"]),
+                started=datetime.datetime.fromisoformat(data["started"]),
+                watching=bool(data["watching"]),
+            )
+            tracker.finished = bool(data["finished"])
+            tracker.record_note = str(data["note"])
+            if data["base"] is not None:
+                tracker._base = (
+                    (int(data["base"]["score"][0]), int(data["base"]["score"][1])),
+                    bool(data["base"]["crawford"]),
+                )
+            tracker._steps = [_step_from_json(s) for s in data["steps"]]
+            if data["state"]:
+                extra = data["state_extra"] or {}
+                state = MatchState.from_gnubg_id(data["state"], rules=FIBS_RULES, names=names)
+                tracker.state = state.replace(
+                    crawford=bool(extra.get("crawford", state.crawford)),
+                    resignation_declined=int(extra.get("declined", 0)),
+                    game_number=int(extra.get("game", 0)),
+                )
+            if data["own"] is not None:
+                before = MatchState.from_gnubg_id(data["own"]["before"], rules=FIBS_RULES, names=names)
+                tracker._own = _Own(before, _action_from_json(data["own"]))
+        except TrackerError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise TrackerError(f"unreadable match snapshot: {exc!r}") from None
+        try:
+            tracker._rebuild()
+        except EngineError as exc:
+            tracker._builder = None
+            tracker.record_note = f"the stored record does not replay: {exc}"
+        if tracker.recording and tracker._builder is not None:
+            built = tracker._builder.state
+            if tracker.state is None or built.gnubg_id != tracker.state.gnubg_id:
+                tracker.record_note = "the stored record and state disagree"
+            else:
+                tracker.state = built
+        return tracker

@@ -1,0 +1,464 @@
+"""The FIBS bot against the scripted fake server (tests/fibs_fake_server.py) on 127.0.0.1: whole matches with
+doubles, resignations, a disconnect and resume, watchers, invitations, tells, kills and restarts; plus the match
+tracker on real server transcripts, and the reconnect backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import datetime
+import os
+import random
+import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from bot.archive import Archive
+from bot.config import Config, DaemonConfig, KibitzConfig, PolicyConfig
+from bot.fibs_bot import Backoff, FibsBot, FibsEndpoint, recover_unarchived
+from bot.fibs_match import MatchTracker, TrackerError, board_state, bridge
+from bot.state import MatchStatus, StateStore
+from engine.analyser import Analyser
+from engine.bras import BrasEvaluator
+from engine.formats.mat import read_mat
+from engine.moves import legal_plays
+from engine.position import Position
+from engine.record import Action, ActionKind, MatchRecord
+from protocols.fibs import events as ev
+from protocols.fibs.board import parse_board
+from protocols.fibs.client import FibsClientProtocol
+from tests.fibs_fake_server import FakeFibsServer, RobotScript
+
+SHARED = Path(os.environ.get("GAMMOND_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+SAMPLES = SHARED / "samples" / "fibs"
+needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample pack not found at {SAMPLES}")
+
+BRAS = Analyser(BrasEvaluator(), name="bras")  # deterministic and quick: no nets, no noise at "expert"
+PASSWORD = "s3cret-pw"
+
+
+def config_for(tmp: Path, **sections: object) -> Config:
+    daemon = DaemonConfig(
+        state_dir=tmp / "var",
+        archive_dir=tmp / "oldmoves",
+        reconnect_initial=0.05,
+        reconnect_max=0.2,
+        stall_timeout=1.0,
+    )
+    base = Config(daemon=daemon)
+    return dataclasses.replace(base, **sections)  # type: ignore[arg-type]
+
+
+class Harness:
+    def __init__(self, server: FakeFibsServer, tmp: Path, config: Config) -> None:
+        self.server = server
+        self.tmp = tmp
+        self.config = config
+        self.store = StateStore.open(config.daemon.state_dir)
+        self.archive = Archive(config.daemon.archive_dir)
+        self.bots: list[FibsBot] = []
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def start(self, user: str = "gammond") -> FibsBot:
+        endpoint = FibsEndpoint("fake", "127.0.0.1", self.server.port, user, lambda: PASSWORD)
+        bot = FibsBot(endpoint, self.config, BRAS, self.store, self.archive, rng=random.Random(7))
+        self.bots.append(bot)
+        self.tasks.append(asyncio.create_task(bot.run()))
+        return bot
+
+    async def kill(self) -> None:
+        """Cancel the bot's task outright, as a crash would stop it (no drain, no logout)."""
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.tasks.clear()
+
+    async def stop(self) -> None:
+        for bot in self.bots:
+            bot.drain(0.5)
+        for task in self.tasks:
+            await asyncio.wait_for(task, 5)
+        self.tasks.clear()
+
+    def mat_files(self) -> list[Path]:
+        return sorted(self.archive.folder.glob("*.mat"))
+
+    def sent(self, user: str = "gammond") -> list[str]:
+        return [line for who, line in self.server.log if who == user]
+
+
+@contextlib.asynccontextmanager
+async def harness(server: FakeFibsServer, tmp: Path, **sections: object) -> AsyncIterator[Harness]:
+    await server.start()
+    h = Harness(server, tmp, config_for(tmp, **sections))
+    try:
+        yield h
+    finally:
+        with contextlib.suppress(Exception):
+            await h.stop()
+        await h.kill()
+        await server.close()
+        h.store.close()
+
+
+async def until(predicate: Callable[[], object], timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {predicate}")
+        await asyncio.sleep(0.02)
+
+
+def actions(record: MatchRecord, swap: bool) -> list[list[tuple[object, ...]]]:
+    """Each game's actions as comparable tuples, players numbered as in a record named (bot, opponent)."""
+    out = []
+    for game in record.games:
+        rows = []
+        for a in game.actions:
+            player = 1 - a.player if swap else a.player
+            dice = tuple(sorted(a.dice)) if a.dice else None
+            rows.append((player, a.kind, dice, a.move.canonical() if a.move else None, a.level))
+        out.append(rows)
+    return out
+
+
+def assert_same_match(archived: MatchRecord, served: MatchRecord, bot: str = "gammond") -> None:
+    assert archived.names[0] == bot
+    assert actions(archived, False) == actions(served, served.names[0] != bot)
+    assert archived.final_score == (
+        served.final_score if served.names[0] == bot else served.final_score[::-1]
+    )
+
+
+# -- whole matches ----------------------------------------------------------------------------------------
+
+
+async def test_whole_match_with_double_resignation_disconnect_resume_and_watcher(tmp_path: Path) -> None:
+    alice = RobotScript(invite=3, doubles=frozenset({(1, 2)}), resigns={(1, 5): 1, (2, 4): 1})
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice, "carol": RobotScript()}, seed=11)
+    server.drop_after_moves["gammond"] = 4
+    async with harness(
+        server, tmp_path, kibitz=KibitzConfig(enabled=True, threshold=0.0, min_interval=0.0)
+    ) as h:
+        bot = h.start()
+        await until(lambda: server.table_of("gammond") is not None)
+        server.robot_watch("carol", "gammond")
+        server.robot_tell("carol", "gammond", "help")
+        await until(lambda: server.logins >= 2, 10)  # dropped after its 4th move, it logged in again
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        await until(lambda: h.mat_files(), 5)
+        server.robot_tell("carol", "gammond", "eval 4HPwATDgc/ABMA:MAFgAAAAAAAE")
+        await until(
+            lambda: any("eval" not in m and "win" in m for _, who, m in server.tells if who == "carol"), 5
+        )
+        served = server.finished[0]
+        kinds = {a.kind for g in served.games for a in g.actions}
+        assert {ActionKind.DOUBLE, ActionKind.RESIGN} <= kinds
+        [mat] = h.mat_files()
+        text = mat.read_text()
+        assert '; [Site "fake"]' in text and '; [Player 1 "gammond"]' in text
+        assert_same_match(read_mat(text), served)
+        sent = h.sent()
+        assert "invite alice" in sent  # resumed by inviting ...
+        assert sent.count("join alice") == 1  # ... never by joining: the one join started the match
+        assert (
+            sum(1 for line in sent if line.startswith("toggle")) == 2
+        )  # moreboards and ready, first login only
+        assert any(m.startswith("I am a backgammon bot") for _, who, m in server.tells if who == "carol")
+        assert any(line.startswith("kibitz Hello alice") for line in sent)
+        assert any(line.startswith("kibitz Thanks for the match") for line in sent)
+        [stored] = h.store.all()
+        assert stored.status == MatchStatus.ARCHIVED and stored.archived == mat.name
+        assert bot.matches_finished == 1
+
+
+async def test_kill_and_restart_mid_match_resumes_and_archives_once(tmp_path: Path) -> None:
+    alice = RobotScript(invite=3, doubles=frozenset({(1, 3)}))
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=3)
+    async with harness(server, tmp_path) as h:
+        h.start()
+        await until(
+            lambda: (t := server.table_of("gammond")) is not None and t.moves_by.get("gammond", 0) >= 3
+        )
+        await h.kill()  # the task dies without a word; the server sees the connection drop
+        await until(lambda: server.table_of("gammond") is None)
+        assert [m.status for m in h.store.all()] == [MatchStatus.ACTIVE]
+        h.start()  # a new bot over the same store, as a restarted daemon
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        await until(lambda: h.mat_files(), 5)
+        [mat] = h.mat_files()
+        assert_same_match(read_mat(mat.read_text()), server.finished[0])
+        assert recover_unarchived(h.store, h.archive) == 0
+        assert len(h.mat_files()) == 1
+
+
+async def test_finished_match_left_unarchived_by_a_crash_is_archived_once_at_start(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=1)}, seed=5)
+    async with harness(server, tmp_path) as h:
+        h.start()
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        await until(lambda: h.mat_files(), 5)
+        [stored] = h.store.all()
+        first = h.mat_files()
+        # As if the daemon died between marking the match finished and writing the file:
+        h.store.set_status(stored.key, MatchStatus.FINISHED)
+        assert recover_unarchived(h.store, h.archive) == 1
+        assert h.mat_files() == first  # the archive key was there already: nothing written twice
+        assert h.store.get(stored.key).status == MatchStatus.ARCHIVED  # type: ignore[union-attr]
+
+
+async def test_reconnects_after_the_server_drops_the_connection(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": PASSWORD}, seed=2)
+    async with harness(server, tmp_path) as h:
+        bot = h.start()
+        await until(lambda: bot.logged_in)
+        for n in (2, 3):
+            server.disconnect("gammond")
+            await until(lambda n=n: server.logins == n and bot.logged_in, 5)
+        assert bot.sessions == 3
+        assert sum(1 for line in h.sent() if line.startswith("toggle")) == 2  # set once, then already right
+
+
+async def test_refused_login_is_retried_with_backoff(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": "another password"}, seed=2)
+    async with harness(server, tmp_path) as h:
+        bot = h.start()
+        await until(lambda: bot.sessions >= 3, 5)
+        assert not bot.logged_in and bot.backoff.failures >= 2
+
+
+async def test_a_malformed_board_line_is_logged_and_survived(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=1)}, seed=4)
+    server.glitch_lines["gammond"] = [
+        "board:You:alice:1:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:6:2:0:0:1:1:1:0:1",
+        "board:You:alice:1:0:0:x:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:6:2:0:0:1:1:1:0:1:-1:0:25"
+        ":0:0:0:0:2:0:0:0",
+        "\x00\xff garbage \x07",
+    ]
+    async with harness(server, tmp_path) as h:
+        bot = h.start()
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        await until(lambda: h.mat_files(), 5)
+        assert bot.sessions == 1
+        assert_same_match(read_mat(h.mat_files()[0].read_text()), server.finished[0])
+
+
+async def test_sigterm_style_drain_saves_the_running_match_and_logs_out(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=5)}, seed=8)
+    async with harness(server, tmp_path) as h:
+        bot = h.start()
+        await until(
+            lambda: (t := server.table_of("gammond")) is not None and t.moves_by.get("gammond", 0) >= 2
+        )
+        bot.drain(0.2)  # less than the match needs: the bot leaves (saving it) and logs out
+        await asyncio.wait_for(h.tasks[0], 5)
+        await until(lambda: "bye" in h.sent())
+        sent = h.sent()
+        assert sent[-2:] == ["leave", "bye"]
+        assert frozenset({"gammond", "alice"}) in server.saved
+        [stored] = h.store.all()
+        assert stored.status == MatchStatus.ACTIVE  # resumed at the next start
+        assert not bot.connected
+
+
+async def test_drain_without_a_match_logs_out_at_once(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": PASSWORD}, seed=8)
+    async with harness(server, tmp_path) as h:
+        bot = h.start()
+        await until(lambda: bot.logged_in)
+        await asyncio.sleep(0.1)
+        bot.drain(30.0)
+        await asyncio.wait_for(h.tasks[0], 3)
+        await until(lambda: "bye" in h.sent())
+        assert h.sent()[-1] == "bye"
+
+
+async def test_an_idle_opponent_gets_a_kibitz_then_the_bot_leaves(tmp_path: Path) -> None:
+    server = FakeFibsServer(
+        {"gammond": PASSWORD}, {"alice": RobotScript(invite=3, stalls=frozenset({(1, 2)}))}
+    )
+    policy = PolicyConfig(idle_warning=0.3, idle_leave=0.8)
+    async with harness(server, tmp_path, policy=policy) as h:
+        h.start()
+        await until(lambda: frozenset({"gammond", "alice"}) in server.saved, 10)
+        sent = h.sent()
+        assert "kibitz Are you there, alice?" in sent
+        assert sent.index("kibitz Are you there, alice?") < sent.index("leave")
+        assert [m.status for m in h.store.all()] == [MatchStatus.ACTIVE]  # resumed when alice is back
+
+
+async def test_keepalive_when_nothing_is_sent(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": PASSWORD}, seed=2)
+    daemon = dataclasses.replace(config_for(tmp_path).daemon, keepalive=0.2)
+    async with harness(server, tmp_path, daemon=daemon) as h:
+        bot = h.start()
+        await until(lambda: bot.logged_in)
+        await until(lambda: h.sent().count("show saved") >= 3, 3)
+
+
+# -- invitations, tells, watching -----------------------------------------------------------------------------
+
+
+async def test_invitations_outside_policy_are_declined_with_the_reason(tmp_path: Path) -> None:
+    robots = {"longman": RobotScript(invite=25), "blocked": RobotScript(invite=3)}
+    server = FakeFibsServer({"gammond": PASSWORD}, robots, seed=1)
+    async with harness(server, tmp_path, policy=PolicyConfig(block=("blocked",))) as h:
+        h.start()
+        await until(lambda: len(server.tells) >= 2)
+        told = {to: m for _, to, m in server.tells}
+        assert told["longman"] == "Sorry, 25-point matches are not accepted (1..13)."
+        assert told["blocked"] == "Sorry, blocked is on the block list."
+        assert not any(line.startswith("join") for line in h.sent())
+
+
+async def test_an_invitation_to_resume_is_answered_by_inviting(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=3)}, seed=6)
+    server.drop_after_moves["gammond"] = 2
+    async with harness(server, tmp_path) as h:
+        h.start()
+        await until(lambda: server.logins >= 2)
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        sent = h.sent()
+        assert sent.count("join alice") == 1 and "invite alice" in sent
+
+
+async def test_tell_commands(tmp_path: Path) -> None:
+    server = FakeFibsServer({"gammond": PASSWORD}, {"dave": RobotScript()}, seed=1)
+    levels = dataclasses.replace(Config().engine, level="expert", opponent_levels={"dave": "advanced"})
+    async with harness(server, tmp_path, engine=levels) as h:
+        bot = h.start()
+        await until(lambda: bot.logged_in)
+        tells = (
+            "help",
+            "level",
+            "eval",
+            "eval nonsense",
+            "eval 4HPwATDgc/ABMA:MAFgAAAAAAAE",
+            "dance",
+            "watch erin",
+        )
+        for text in tells:
+            server.robot_tell("dave", "gammond", text)
+        await until(lambda: len(server.tells) >= 7)
+        replies = [m for _, to, m in server.tells if to == "dave"]
+        assert replies[0].startswith("I am a backgammon bot. Tell me: help | level | eval")
+        assert replies[1] == "I play at level advanced against you."
+        assert replies[2].startswith("eval: no game in progress")
+        assert replies[3].startswith("eval: ")
+        assert re.match(r"player 0 to play: win \d+\.\d%", replies[4])
+        assert replies[5] == "I did not understand that; tell me 'help'."
+        assert replies[6] == "Watching erin." and "watch erin" in h.sent()
+
+
+async def test_watches_by_config_whispers_verdicts_and_archives_the_watched_match(tmp_path: Path) -> None:
+    server = FakeFibsServer(
+        {"gammond": PASSWORD}, {"dave": RobotScript(), "erin": RobotScript()}, seed=7, pace=0.002
+    )
+    kibitz = KibitzConfig(
+        enabled=True, threshold=0.05, min_interval=0.1, watch=("dave",), archive_watched=True
+    )
+    async with harness(server, tmp_path, kibitz=kibitz) as h:
+        server.start_match("dave", "erin", 3)
+        h.start()
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        await until(lambda: h.mat_files(), 5)
+        assert "watch dave" in h.sent()
+        whispers = [m for who, m in server.kibitzes if who == "gammond"]
+        assert whispers and all(re.search(r"loses \d\.\d{3}|better by|losing", m) for m in whispers)
+        [mat] = h.mat_files()
+        archived = read_mat(mat.read_text())
+        served = server.finished[0]
+        # The bot began watching during the first game: its record starts with the next one.
+        assert archived.names == ("dave", "erin") and not archived.partial
+        assert 1 <= len(archived.games) < len(served.games)
+        assert actions(archived, False) == actions(served, False)[-len(archived.games) :]
+        assert archived.final_score == served.final_score
+
+
+# -- the tracker and the backoff (no sockets) -------------------------------------------------------------
+
+
+def _streams(name: str) -> dict[str, list[str]]:
+    streams: dict[str, list[str]] = {}
+    for line in (SAMPLES / name).read_text(encoding="utf-8").split("\n"):
+        m = re.match(r"\[(\w+) <\] ?(.*)$", line)
+        if m:
+            streams.setdefault(m[1], []).append(m[2])
+    return streams
+
+
+def _replay(lines: list[str], tracker: MatchTracker) -> None:
+    protocol = FibsClientProtocol()
+    for event in protocol.receive_data(("\r\n".join(lines) + "\r\n").encode()):
+        if isinstance(event, ev.Board) and event.board.player not in ("You", tracker.names[0]):
+            continue
+        tracker.feed(event)
+
+
+def _tracker(names: tuple[str, str], watching: bool = True) -> MatchTracker:
+    started = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    return MatchTracker(key="k", server="baldlies", names=names, length=3, started=started, watching=watching)
+
+
+@needs_samples
+@pytest.mark.parametrize("who, opponent", [("alice", "bob"), ("bob", "alice")])
+def test_tracker_follows_a_real_transcript_to_the_end(who: str, opponent: str) -> None:
+    # The players' own moves are not in the server's lines: the boards after them are bridged.
+    tracker = _tracker((who, opponent))
+    _replay(_streams("baldlies-full-3pt-match.txt")[who], tracker)
+    record = tracker.record()
+    assert tracker.finished and not tracker.record_note and record is not None
+    assert len(record.games) == 2  # the transcript resumes game 1 mid-way: the record starts with game 2
+    assert record.final_state().match_over
+    restored = MatchTracker.restore(tracker.snapshot())
+    assert restored.record() == record and restored.gnubg_id == tracker.gnubg_id
+
+
+SPEC_BOARD = (
+    "board:You:someplayer:3:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:6:2:0:0:1:1:1:0:1:-1:0:25"
+    ":0:0:0:0:2:0:0:0"
+)
+
+
+def test_board_state_reads_the_spec_example() -> None:
+    state = board_state(parse_board(SPEC_BOARD), ("me", "someplayer"))
+    assert state.position == Position.initial() and state.dice == (6, 2) and state.on_roll == 0
+    assert (state.match_length, state.score, state.cube) == (3, (0, 0), 1)
+
+
+def test_bridge_finds_a_missed_roll_and_move() -> None:
+    tracker = _tracker(("me", "someplayer"), watching=False)
+    tracker.feed(ev.Board(raw=SPEC_BOARD, board=parse_board(SPEC_BOARD)))
+    state = tracker.state
+    assert state is not None and state.dice == (6, 2) and tracker.recording and tracker.due()
+    after = state.move(legal_plays(state.position, state.dice)[3].move)
+    reply = legal_plays(after.position, (4, 1))[5]
+    target = after.roll((4, 1)).move(reply.move)  # the opponent's roll and play, shown only by a board
+    path = bridge(after, target, others=(1,))
+    assert path is not None and len(path) == 1
+    step = path[0]
+    assert isinstance(step, Action) and step.kind == ActionKind.MOVE and sorted(step.dice or ()) == [1, 4]
+    assert bridge(after, target, others=(0,)) is None  # the bot's own moves are never guessed
+
+
+def test_tracker_snapshot_errors_are_typed() -> None:
+    with pytest.raises(TrackerError, match="snapshot version"):
+        MatchTracker.restore({"v": 99})
+    with pytest.raises(TrackerError, match="unreadable match snapshot"):
+        MatchTracker.restore({"v": 1, "key": "k"})
+
+
+def test_backoff_grows_with_jitter_up_to_the_cap_and_resets() -> None:
+    b = Backoff(1.0, 10.0, random.Random(1))
+    delays = [b.next() for _ in range(10)]
+    ceilings = [min(10.0, 1.618**n) for n in range(10)]
+    assert all(c / 2 <= d <= c for d, c in zip(delays, ceilings, strict=True))
+    assert max(delays) <= 10.0 and delays[-1] >= 5.0
+    b.reset()
+    assert b.next() <= 1.0
