@@ -104,7 +104,7 @@ async def run_until(
         await asyncio.wait_for(task, 5)
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+async def eventually(check: Callable[[], bool], timeout: float = 30.0) -> None:  # generous: CI may be loaded
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not check():
