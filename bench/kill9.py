@@ -1,7 +1,7 @@
 """Fault injection: ``kill -9`` the daemon at random points of a match, restart it, and check that the match
 is resumed every time and ends up in the archive exactly once, with the same moves the server saw.
 
-    python -m bench.kill9                    # 20 kills in a 7-point match against the scripted fake server
+    python -m bench.kill9                    # 20 kills in a 21-point match against the scripted fake server
     python -m bench.kill9 --kills 5 --length 3 --seed 2 --json
 
 The server is tests/fibs_fake_server.py in this process (loopback, port 0): it keeps the match across the
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "kill9-password"
 
 
-def _config(folder: Path, port: int, spacing: float) -> Path:
+def _config(folder: Path, port: int, spacing: float, max_length: int) -> Path:
     path = folder / "config.toml"
     path.write_text(
         f"""
@@ -45,6 +45,8 @@ stall_timeout = 2.0
 command_spacing = {spacing}
 [server]
 enabled = false
+[policy]
+max_length = {max_length}
 [servers.fake]
 host = "127.0.0.1"
 port = {port}
@@ -66,6 +68,16 @@ def _actions(record: Any, swap: bool) -> list[list[tuple[Any, ...]]]:
             )
         games.append(rows)
     return games
+
+
+def _first_difference(mine: list[list[tuple[Any, ...]]], theirs: list[list[tuple[Any, ...]]]) -> str:
+    for g, (a, b) in enumerate(zip(mine, theirs, strict=False), 1):
+        for i, (x, y) in enumerate(zip(a, b, strict=False), 1):
+            if x != y:
+                return f"game {g} action {i}: archived {x}, served {y}"
+        if len(a) != len(b):
+            return f"game {g}: {len(a)} actions archived, {len(b)} served"
+    return f"{len(mine)} games archived, {len(theirs)} served"
 
 
 async def _until(predicate: Any, timeout: float) -> bool:
@@ -90,7 +102,7 @@ async def run(
     alice = RobotScript(invite=length, doubles=frozenset({(1, 4), (3, 3)}), takes=False, resigns={(2, 6): 1})
     server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=seed)
     port = await server.start()
-    config = _config(folder, port, spacing)
+    config = _config(folder, port, spacing, max(13, length))
     env = {**os.environ, "KILL9_FIBS_PASSWORD": PASSWORD, "PYTHONPATH": str(ROOT)}
     log = (folder / "daemon.log").open("ab")
     lives: list[dict[str, Any]] = []
@@ -109,7 +121,7 @@ async def run(
                 delay = rng.uniform(0.0, 0.8)  # during start-up, before or while logging in
             else:
                 await _until(lambda logins=logins: server.logins > logins, 15)
-                delay = rng.uniform(0.1, 3.0)
+                delay = rng.uniform(0.3, 4.0)
             await asyncio.sleep(delay)
             table = server.table_of("gammond")
             moves = table.moves_by.get("gammond", 0) if table else None
@@ -156,7 +168,10 @@ async def run(
         summary["record_comment"] = archived.comment
         summary["games"] = len(served.games)
         summary["final_score"] = list(archived.final_score)
-        checks["record equals the server's"] = _actions(archived, False) == _actions(served, swap)
+        mine, theirs = _actions(archived, False), _actions(served, swap)
+        checks["record equals the server's"] = mine == theirs
+        if mine != theirs:
+            summary["first_difference"] = _first_difference(mine, theirs)
         checks["final score equals the server's"] = archived.final_score == (
             served.final_score[::-1] if swap else served.final_score
         )
@@ -172,10 +187,10 @@ async def run(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=20)
-    parser.add_argument("--length", type=int, default=7, help="match length (long enough for the kills)")
+    parser.add_argument("--length", type=int, default=21, help="match length (long enough for the kills)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--spacing", type=float, default=0.3, help="daemon.command_spacing: stretches the match"
+        "--spacing", type=float, default=0.15, help="daemon.command_spacing: stretches the match"
     )
     parser.add_argument(
         "--keep", type=Path, help="work in this folder and keep it (default: a temporary one)"

@@ -71,12 +71,13 @@ async def start_embedded_server(
     server = FibsServer.from_config(s, config.daemon.state_dir, on_match_finished=archive_finished)
     await server.start()
     endpoints = []
+    host = "127.0.0.1" if s.host in ("", "0.0.0.0", "::") else s.host  # the bots come in over loopback
     for n in range(s.bot_accounts):
         user = s.bot_name if n == 0 else f"{s.bot_name}{n + 1}"
         password = store.generated_secret(f"embedded-account:{user}")
         await server.ensure_account(user, password, bot=True)
         endpoints.append(
-            FibsEndpoint(s.name, "127.0.0.1", server.port, user, _constant(password), client_name="gammond")
+            FibsEndpoint(s.name, host, server.port, user, _constant(password), client_name="gammond")
         )
     log.info("embedded server listening", host=s.host, port=server.port, bots=[e.user for e in endpoints])
     return server, endpoints
@@ -249,9 +250,8 @@ class Daemon:
         for task in self._bot_tasks:
             if not task.done():
                 task.cancel()
-        for task in self._bot_tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if self._bot_tasks:
+            await asyncio.wait(self._bot_tasks, timeout=10.0)
         for task in self._helpers:
             task.cancel()
         if self._health is not None:

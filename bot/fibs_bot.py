@@ -48,6 +48,7 @@ from bot.policy import Invite, OpponentInfo, invitation_verdict
 from bot.state import MatchStatus, StateStore, StoredMatch
 from engine.analyser import Analyser
 from engine.errors import EngineError
+from engine.formats.mat import write_mat
 from engine.ids import GameState
 from engine.levels import Level, parse_level
 from engine.match import MatchState
@@ -156,8 +157,6 @@ class _Session:
 
 def render_mat(tracker: MatchTracker) -> str | None:
     """The .mat text of a tracker's record (None: no game was seen from its start)."""
-    from engine.formats.mat import write_mat
-
     record = tracker.record()
     if record is None or not record.games:
         return None
@@ -184,10 +183,10 @@ def recover_unarchived(store: StateStore, archive: Archive, log: Any = None) -> 
     for stored in store.finished_unarchived():
         try:
             name = archive_stored(archive, stored, log)
-        except (TrackerError, EngineError) as exc:
+        except (TrackerError, EngineError, OSError) as exc:  # kept FINISHED: tried again at the next start
             if log is not None:
                 log.error("cannot archive a finished match", match=stored.key, error=str(exc))
-            name = ""
+            continue
         store.set_status(stored.key, MatchStatus.ARCHIVED, name)
         count += 1
     return count
@@ -311,19 +310,18 @@ class FibsBot:
             delay = self.backoff.next()
             self.log.info("reconnecting", delay=round(delay, 2), error=error)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopped.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._stopped.wait()
         for task in list(self._background):
             task.cancel()
         self.log.info("stopped")
 
     async def _connect_and_serve(self) -> None:
         d = self.config.daemon
-        reader, writer = await asyncio.wait_for(
-            telnetlib3.open_connection(
+        async with asyncio.timeout(d.login_timeout):
+            reader, writer = await telnetlib3.open_connection(
                 self.endpoint.host, self.endpoint.port, encoding=False, connect_maxwait=0.05
-            ),
-            d.login_timeout,
-        )
+            )
         self.connected = True
         self.sessions += 1
         session = _Session(FibsClientProtocol(), writer, asyncio.Queue(), self.clock())
@@ -336,8 +334,8 @@ class FibsBot:
             reader_task.cancel()
             with contextlib.suppress(Exception):
                 writer.close()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader_task
+            # asyncio.wait neither raises the reader's end nor swallows a cancellation of this task
+            await asyncio.wait([reader_task])
 
     async def _read(self, reader: Any, session: _Session) -> None:
         try:
@@ -359,8 +357,11 @@ class FibsBot:
         while True:
             if session.logged_in_at is None and self.clock() - session.connected_at > d.login_timeout:
                 raise TimeoutError(f"not logged in after {d.login_timeout:.0f} s")
+            # asyncio.timeout, not wait_for: in Python 3.11 wait_for can swallow a cancellation that races
+            # with the queue's answer, and a cancelled bot must stop
             try:
-                item = await asyncio.wait_for(session.queue.get(), TICK)
+                async with asyncio.timeout(TICK):
+                    item = await session.queue.get()
             except TimeoutError:
                 item = _WAKE
             batch = [item]
@@ -384,7 +385,8 @@ class FibsBot:
         end = loop.time() + timeout
         while (left := end - loop.time()) > 0:
             try:
-                item = await asyncio.wait_for(session.queue.get(), left)
+                async with asyncio.timeout(left):
+                    item = await session.queue.get()
             except TimeoutError:
                 return
             if item is _EOF:

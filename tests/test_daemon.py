@@ -131,7 +131,8 @@ async def test_first_signal_drains_the_match_second_aborts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TEST_FIBS_PW", PASSWORD)
-    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=7)}, seed=4)
+    alice = RobotScript(invite=7, stalls=frozenset({(1, 3)}))  # the match cannot end during the drain
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=4)
     port = await server.start()
     config = external(tmp_path, port, shutdown_grace=30.0)
     task = asyncio.create_task(run_daemon(config, analyser=BRAS))
@@ -139,7 +140,7 @@ async def test_first_signal_drains_the_match_second_aborts(
         await until(
             lambda: (t := server.table_of("gammond")) is not None and t.moves_by.get("gammond", 0) >= 2
         )
-        os.kill(os.getpid(), signal.SIGTERM)  # drain: the 7-point match may go on for 30 s
+        os.kill(os.getpid(), signal.SIGTERM)  # drain: the match may go on for 30 s
         await asyncio.sleep(0.3)
         assert not task.done() and server.table_of("gammond") is not None
         os.kill(os.getpid(), signal.SIGTERM)  # abort at once
@@ -152,7 +153,8 @@ async def test_first_signal_drains_the_match_second_aborts(
 
 
 async def test_gammond_run_process_drains_on_sigterm(tmp_path: Path) -> None:
-    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=5)}, seed=3)
+    alice = RobotScript(invite=5, stalls=frozenset({(1, 3)}))  # the match cannot end within the grace
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=3)
     port = await server.start()
     (tmp_path / "config.toml").write_text(
         f"""

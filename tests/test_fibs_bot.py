@@ -19,7 +19,7 @@ import pytest
 from bot.archive import Archive
 from bot.config import Config, DaemonConfig, KibitzConfig, PolicyConfig
 from bot.fibs_bot import Backoff, FibsBot, FibsEndpoint, recover_unarchived
-from bot.fibs_match import MatchTracker, TrackerError, board_state, bridge
+from bot.fibs_match import MatchTracker, OwnRefused, TrackerError, board_state, bridge
 from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 from engine.bras import BrasEvaluator
@@ -28,7 +28,7 @@ from engine.moves import legal_plays
 from engine.position import Position
 from engine.record import Action, ActionKind, MatchRecord
 from protocols.fibs import events as ev
-from protocols.fibs.board import parse_board
+from protocols.fibs.board import Side, format_board, parse_board
 from protocols.fibs.client import FibsClientProtocol
 from tests.fibs_fake_server import FakeFibsServer, RobotScript
 
@@ -73,9 +73,9 @@ class Harness:
         """Cancel the bot's task outright, as a crash would stop it (no drain, no logout)."""
         for task in self.tasks:
             task.cancel()
-        for task in self.tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self.tasks:
+            _done, pending = await asyncio.wait(self.tasks, timeout=5)
+            assert not pending, "a bot task did not end when cancelled"
         self.tasks.clear()
 
     async def stop(self) -> None:
@@ -250,13 +250,15 @@ async def test_a_malformed_board_line_is_logged_and_survived(tmp_path: Path) -> 
 
 
 async def test_sigterm_style_drain_saves_the_running_match_and_logs_out(tmp_path: Path) -> None:
-    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=5)}, seed=8)
+    # alice goes quiet at her third turn: the match cannot end within the grace
+    alice = RobotScript(invite=5, stalls=frozenset({(1, 3)}))
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=8)
     async with harness(server, tmp_path) as h:
         bot = h.start()
         await until(
             lambda: (t := server.table_of("gammond")) is not None and t.moves_by.get("gammond", 0) >= 2
         )
-        bot.drain(0.2)  # less than the match needs: the bot leaves (saving it) and logs out
+        bot.drain(0.2)  # the bot leaves (saving the match) and logs out
         await asyncio.wait_for(h.tasks[0], 5)
         await until(lambda: "bye" in h.sent())
         sent = h.sent()
@@ -445,6 +447,30 @@ def test_bridge_finds_a_missed_roll_and_move() -> None:
     step = path[0]
     assert isinstance(step, Action) and step.kind == ActionKind.MOVE and sorted(step.dice or ()) == [1, 4]
     assert bridge(after, target, others=(0,)) is None  # the bot's own moves are never guessed
+
+
+def test_own_action_is_undone_only_by_a_board_asked_for_after_it() -> None:
+    tracker = _tracker(("me", "someplayer"), watching=False)
+    spec = parse_board(SPEC_BOARD)
+    tracker.feed(ev.Board(raw=SPEC_BOARD, board=spec))
+    before = tracker.state
+    assert before is not None
+    play = legal_plays(before.position, before.dice)[0]
+    tracker.act(Action(0, ActionKind.MOVE, dice=before.dice, move=play.move))
+    assert tracker.awaiting_echo and not tracker.due()
+    # the same board again may have left the server before it read the move: it undoes nothing
+    assert tracker.feed(ev.Board(raw=SPEC_BOARD, board=spec)) == [] and tracker.awaiting_echo
+    tracker.board_requested()
+    [note] = tracker.feed(ev.Board(raw=SPEC_BOARD, board=spec))
+    assert isinstance(note, OwnRefused) and tracker.state == before and tracker.due()
+    tracker.act(Action(0, ActionKind.MOVE, dice=before.dice, move=play.move))
+    after = tracker.state
+    assert after is not None
+    echo = format_board(after.position.swap(), opponent="someplayer", match_length=3, on_roll=Side.OPPONENT)
+    assert tracker.feed(ev.Board(raw=echo, board=parse_board(echo))) == []
+    assert not tracker.awaiting_echo and tracker.state == after
+    record = tracker.record()
+    assert record is not None and record.games[0].actions[0].move == play.move
 
 
 def test_tracker_snapshot_errors_are_typed() -> None:
