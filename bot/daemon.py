@@ -104,6 +104,7 @@ class Daemon:
         self.store: StateStore | None = None
         self.archive: Archive | None = None
         self.server: Any | None = None
+        self._web: Any | None = None
         self.bots: list[FibsBot] = []
         self.started = time.monotonic()
         self.draining = False
@@ -195,6 +196,8 @@ class Daemon:
         if c.embedded:
             self.server, seated = await self.embedded(c, self.store, self.archive, self.log)
             endpoints += [(e, False) for e in seated]
+            if self.server is not None and c.server.web_port:
+                await self._start_web()
         for s in c.servers:
             if s.protocol == "fibs":
                 endpoints.append(
@@ -221,6 +224,18 @@ class Daemon:
             self._health = await asyncio.start_server(self._healthz, "127.0.0.1", c.daemon.health_port)
             self.health_port = self._health.sockets[0].getsockname()[1]
             self.log.info("health endpoint", url=f"http://127.0.0.1:{self.health_port}/healthz")
+
+    async def _start_web(self) -> None:
+        """The web page and WebSocket endpoint, sharing the embedded server's users and matches."""
+        from bot.web import start_web
+
+        try:
+            self._web = await start_web(self.server, self.analyser, self.config)
+        except OSError as exc:  # the port is taken: the FIBS side still serves
+            self.log.error("web page unavailable", port=self.config.server.web_port, error=str(exc))
+            return
+        if self._web is not None:
+            self.log.info("web page", url=getattr(self._web, "url", f"port {self.config.server.web_port}"))
 
     def _start_other(self, s: Any) -> None:
         """Bots of other protocols (bgammon) run beside the FIBS bots and stop with the same drain."""
@@ -256,6 +271,9 @@ class Daemon:
             task.cancel()
         if self._health is not None:
             self._health.close()
+        if self._web is not None:
+            with contextlib.suppress(Exception):
+                await self._web.close()
         if self.server is not None:
             with contextlib.suppress(Exception):
                 await self.server.close()
