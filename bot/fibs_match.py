@@ -5,7 +5,9 @@
 the bot's own actions, recorded *before* they are sent and confirmed by the server's echo. Every ``board:``
 line is a check: a board that does not follow is bridged by the few actions that were missed (a reconnect or
 a restart can lose a roll and a move; the opponent's missing dice are found by trying all 21 rolls), or it
-replaces the state and the record stops there (``record_note`` says why) - the bot plays on either way.
+replaces the state and the record stops there (``record_note`` says why) - the bot plays on either way. When
+several rolls give the board's position (4-1 and 3-2 both play 13/8), the record takes the first and says so
+in its comment (``inferred``).
 
 Players are gnubg's: player 0 is field 1 of the boards (the bot, or the watched player), player 1 the
 opponent; a record's left column is player 0. ``snapshot()``/``restore()`` turn the tracker into JSON and back,
@@ -166,7 +168,8 @@ def _successors(
     state: MatchState, target: MatchState, others: tuple[int, ...]
 ) -> Iterator[tuple[Step, MatchState]]:
     """One missed step from ``state``: a game start, a cube answer, a roll, or a roll and its play by one of
-    ``others`` (the players whose actions the bot may have missed)."""
+    ``others`` (the players whose actions the bot may have missed). The bot's own actions are never missed,
+    except what the server does for it: its rolls and its dances (a roll with no legal play passes at once)."""
     if state.game_state != GameState.PLAYING:
         if not state.match_over and target.dice[0] and target.position == _INITIAL and target.cube == 1:
             roll = opening_roll(target)
@@ -192,7 +195,12 @@ def _successors(
             for dice in _ROLLS:
                 candidates += _plays_towards(state, dice, target)
     for action in candidates:
-        if action.player not in others and action.kind != ActionKind.ROLL:
+        own = action.player not in others
+        if (
+            own
+            and action.kind != ActionKind.ROLL
+            and not (action.kind == ActionKind.MOVE and not action.move)
+        ):
             continue
         try:
             yield action, apply_action(state, action)
@@ -201,33 +209,46 @@ def _successors(
 
 
 def _plays_towards(state: MatchState, dice: tuple[int, int], target: MatchState) -> list[Action]:
-    """The plays of ``dice`` that give the target's position or end the game: no later missed step moves a
-    chequer, so any other play cannot lead to the target (this keeps the search small)."""
+    """The plays of ``dice`` that give the target's position, end the game, or are a dance: at most one missed
+    play moves chequers, so any other play cannot lead to the target (this keeps the search small)."""
     p = state.on_roll
     return [
         Action(p, ActionKind.MOVE, dice=dice, move=play.move)
         for play in legal_plays(state.position, dice)
-        if not any(play.position.me) or play.position.swap() == target.position
+        if not play.move or not any(play.position.me) or play.position.swap() == target.position
     ]
+
+
+def bridges(
+    start: MatchState, target: MatchState, others: tuple[int, ...], depth: int = 3
+) -> list[list[Step]]:
+    """Every shortest list of up to ``depth`` missed steps that leads from ``start`` to the board ``target``
+    (several when the board cannot tell which roll was played: 4-1 and 3-2 both take a chequer from 13 to 8)."""
+    frontier: list[tuple[MatchState, list[Step]]] = [(start, [])]
+    for _ in range(depth):
+        following: list[tuple[MatchState, list[Step]]] = []
+        found: list[list[Step]] = []
+        for state, path in frontier:
+            for step, after in _successors(state, target, others):
+                if after.game_state == GameState.PLAYING and same_state(after, target):
+                    if [*path, step] not in found:
+                        found.append([*path, step])
+                elif len(following) < _MAX_FRONTIER:
+                    following.append((after, [*path, step]))
+        if found:
+            return found
+        frontier = following
+        if not frontier:
+            break
+    return []
 
 
 def bridge(
     start: MatchState, target: MatchState, others: tuple[int, ...], depth: int = 3
 ) -> list[Step] | None:
-    """The shortest list of up to ``depth`` missed steps that leads from ``start`` to the board ``target``."""
-    frontier: list[tuple[MatchState, list[Step]]] = [(start, [])]
-    for _ in range(depth):
-        following: list[tuple[MatchState, list[Step]]] = []
-        for state, path in frontier:
-            for step, after in _successors(state, target, others):
-                if after.game_state == GameState.PLAYING and same_state(after, target):
-                    return [*path, step]
-                if len(following) < _MAX_FRONTIER:
-                    following.append((after, [*path, step]))
-        frontier = following
-        if not frontier:
-            break
-    return None
+    """The first of ``bridges``, or None."""
+    found = bridges(start, target, others, depth)
+    return found[0] if found else None
 
 
 def _action_json(action: Action) -> dict[str, Any]:
@@ -293,6 +314,7 @@ class MatchTracker:
         self.version = 0  # changes with every change of state: the bot acts once per version
         self.finished = False
         self.record_note = ""  # why the record stops before the end, if it does
+        self.inferred: list[str] = []  # turns whose roll the record had to guess from a board
         self._base: tuple[tuple[int, int], bool] | None = None  # (score, crawford) where the record starts
         self._steps: list[Step] = []
         self._builder: RecordBuilder | None = None
@@ -343,7 +365,9 @@ class MatchTracker:
             return None
         record = self._builder.record()
         if self.record_note:
-            record = record.replace(partial=True, comment=self.record_note)
+            record = record.replace(partial=True, comment="\n".join([self.record_note, *self.inferred]))
+        elif self.inferred:
+            record = record.replace(comment="\n".join(self.inferred))
         return record
 
     def who(self, name: str) -> int | None:
@@ -565,10 +589,12 @@ class MatchTracker:
                 notes.extend(self.refused())
             return
         if state is not None and (self.recording or state.game_state == GameState.PLAYING):
-            path = bridge(state, target, self.others)
-            if path is not None:
+            paths = bridges(state, target, self.others)
+            if paths:
                 self._confirm()
-                for step in path:
+                if len(paths) > 1 and self.recording:
+                    self.inferred.append(self._guess_text(state, paths[0]))
+                for step in paths[0]:
                     self._apply_step(step, notes)
                 return
         if target.position == _INITIAL and target.cube == 1 and target.dice[0] and not target.doubled:
@@ -581,6 +607,14 @@ class MatchTracker:
         self._own = None
         self.state = target
         self.version += 1
+
+    def _guess_text(self, state: MatchState, path: list[Step]) -> str:
+        """Where the record holds a roll it had to choose among several that the board allows."""
+        moves = [s for s in path if isinstance(s, Action) and s.kind == ActionKind.MOVE]
+        what = (
+            ", ".join(f"{self.names[a.player]} {a.dice[0]}{a.dice[1]}" for a in moves if a.dice) or "a step"
+        )
+        return f"game {state.game_number or '?'}: {what} inferred from a board (the roll was not seen)"
 
     def _crawford_guess(self, board: FibsBoard) -> bool:
         state = self.state
@@ -701,6 +735,7 @@ class MatchTracker:
             "watching": self.watching,
             "finished": self.finished,
             "note": self.record_note,
+            "inferred": list(self.inferred),
             "base": None if self._base is None else {"score": list(self._base[0]), "crawford": self._base[1]},
             "steps": [_step_json(s) for s in self._steps],
             "state": state.gnubg_id if state else None,
@@ -733,6 +768,7 @@ class MatchTracker:
             )
             tracker.finished = bool(data["finished"])
             tracker.record_note = str(data["note"])
+            tracker.inferred = [str(x) for x in data.get("inferred", [])]
             if data["base"] is not None:
                 tracker._base = (
                     (int(data["base"]["score"][0]), int(data["base"]["score"][1])),

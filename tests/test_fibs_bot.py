@@ -19,12 +19,13 @@ import pytest
 from bot.archive import Archive
 from bot.config import Config, DaemonConfig, KibitzConfig, PolicyConfig
 from bot.fibs_bot import Backoff, FibsBot, FibsEndpoint, recover_unarchived
-from bot.fibs_match import MatchTracker, OwnRefused, TrackerError, board_state, bridge
+from bot.fibs_match import FIBS_RULES, MatchTracker, OwnRefused, TrackerError, board_state, bridge, bridges
 from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 from engine.bras import BrasEvaluator
 from engine.formats.mat import read_mat
-from engine.moves import legal_plays
+from engine.match import MatchState
+from engine.moves import Move, legal_plays
 from engine.position import Position
 from engine.record import Action, ActionKind, MatchRecord
 from protocols.fibs import events as ev
@@ -447,6 +448,24 @@ def test_bridge_finds_a_missed_roll_and_move() -> None:
     step = path[0]
     assert isinstance(step, Action) and step.kind == ActionKind.MOVE and sorted(step.dice or ()) == [1, 4]
     assert bridge(after, target, others=(0,)) is None  # the bot's own moves are never guessed
+
+
+def test_bridge_lists_every_roll_a_board_allows_and_the_bots_own_dance() -> None:
+    # The opponent takes one chequer from its 13 to its 8: with 4-1 or with 3-2, the board cannot tell
+    start = MatchState.new_match(3, FIBS_RULES, ("me", "you")).new_game((3, 1))
+    start = start.move(Move.of((8, 5), (6, 5)))  # my opening 31; the opponent is on roll
+    target = start.roll((4, 1)).move(Move.of((13, 9), (9, 8)))
+    paths = bridges(start, target, others=(1,))
+    dice = sorted(tuple(sorted(p[0].dice or ())) for p in paths)  # type: ignore[union-attr]
+    assert (1, 4) in dice and (2, 3) in dice and all(len(p) == 1 for p in paths)
+    # the bot danced (its roll and its pass, done by the server) and then the opponent played: two steps
+    closed = Position.from_points({19: -2, 20: -2, 21: -2, 22: -2, 23: -2, 24: -2, 6: 3}, bar=(1, 0))
+    dancing = dataclasses.replace(start, position=closed, on_roll=0, turn=0, dice=(6, 1))
+    after = dancing.move(Move())
+    reply = legal_plays(after.position, (2, 1))[0]
+    board = after.roll((2, 1)).move(reply.move)
+    [path] = bridges(dancing, board, others=(1,))
+    assert isinstance(path[0], Action) and path[0].player == 0 and not path[0].move
 
 
 def test_own_action_is_undone_only_by_a_board_asked_for_after_it() -> None:
