@@ -21,12 +21,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import EngineError, IllegalActionError
+from engine.errors import EngineError
 from engine.ids import GameState
 from engine.match import GameResult, MatchState, ResignLevel, Rules
 from engine.moves import Move, legal_plays
 from engine.position import Position
-from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, RecordError
+from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, RecordError, apply_action
 from protocols.fibs import events as ev
 from protocols.fibs.board import FibsBoard
 
@@ -116,46 +116,6 @@ def same_state(ours: MatchState, board: MatchState) -> bool:
         and sorted(ours.dice) == sorted(board.dice)
         and ours.doubled == board.doubled
     )
-
-
-def apply_action(state: MatchState, action: Action) -> MatchState:
-    """``action`` applied to ``state`` by the match rules, with FIBS's resignation during the other's turn."""
-    kind, player = action.kind, action.player
-    if state.game_state != GameState.PLAYING:
-        raise IllegalActionError(f"{action}: no game in progress")
-    if kind == ActionKind.RESIGN:
-        if player == state.turn:
-            return state.resign(action.level)
-        if state.doubled or state.resigned or action.level <= state.resignation_declined:
-            raise IllegalActionError(f"{action}: player {state.turn} must act first")
-        return state.replace(resigned=action.level)
-    if player != state.turn:
-        raise IllegalActionError(f"{action}: it is player {state.turn}'s turn")
-    if kind in (ActionKind.ROLL, ActionKind.MOVE):
-        assert action.dice is not None
-        if state.dice[0]:
-            if sorted(state.dice) != sorted(action.dice):
-                raise IllegalActionError(f"{action}: the dice are {state.dice}")
-        else:
-            state = state.roll(action.dice)
-        if kind == ActionKind.ROLL:
-            return state
-        assert action.move is not None
-        return state.move(action.move)
-    if kind == ActionKind.DOUBLE:
-        return state.double()
-    if kind == ActionKind.TAKE:
-        return state.take()
-    if kind == ActionKind.DROP:
-        return state.drop()
-    if kind == ActionKind.BEAVER:
-        return state.beaver()
-    if kind == ActionKind.ACCEPT:
-        return state.accept_resignation()
-    if state.resigned and state.turn == state.on_roll and not state.doubled:
-        # the offer came during the answering player's own turn: the turn stays with them
-        return state.replace(resigned=0, resignation_declined=state.resigned)
-    return state.reject_resignation()
 
 
 def opening_roll(state: MatchState) -> tuple[int, int]:

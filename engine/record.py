@@ -40,6 +40,7 @@ __all__ = [
     "RecordBuilder",
     "RecordError",
     "ReplayStep",
+    "apply_action",
     "starting_state",
 ]
 
@@ -371,14 +372,17 @@ def _same_dice(a: tuple[int, int], b: tuple[int, int]) -> bool:
 def _apply(state: MatchState, action: Action, game: int, index: int) -> MatchState:
     """``action`` applied to ``state`` through MatchState; RecordError otherwise."""
     try:
-        return _apply_unchecked(state, action)
+        return apply_action(state, action)
     except RecordError as exc:
         raise RecordError(f"{action}: {exc}", game=game, action=index) from None
     except EngineError as exc:
         raise RecordError(f"{action}: {exc}", game=game, action=index) from None
 
 
-def _apply_unchecked(state: MatchState, action: Action) -> MatchState:
+def apply_action(state: MatchState, action: Action) -> MatchState:
+    """``state`` after ``action`` by the match rules: a move whose dice are not rolled yet rolls them first, and
+    a resignation may come during the opponent's turn (as FIBS and gnubg allow). RecordError if it does not
+    apply. The one action applier of the project: the record's replay, the FIBS tracker and the web views."""
     kind, player = action.kind, action.player
     if state.game_state != GameState.PLAYING:
         raise RecordError("the game is over")

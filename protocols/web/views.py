@@ -18,7 +18,7 @@ from engine.match import MatchState
 from engine.moves import legal_plays
 from engine.notation import format_gnubg
 from engine.position import BAR, CHEQUERS
-from engine.record import Action, ActionKind, MatchRecord
+from engine.record import Action, ActionKind, MatchRecord, apply_action
 from protocols.web.messages import BoardView, GameEvent, LegalPlay
 
 
@@ -148,32 +148,6 @@ _KINDS = {
     ActionKind.ACCEPT: "accept_resign",
     ActionKind.REJECT: "reject_resign",
 }
-
-
-def apply_action(state: MatchState, action: Action) -> MatchState:
-    """``state`` after ``action`` (a move whose dice are not rolled yet rolls them first)."""
-    kind = action.kind
-    if kind == ActionKind.ROLL:
-        assert action.dice is not None
-        return state.roll(action.dice)
-    if kind == ActionKind.MOVE:
-        assert action.dice is not None and action.move is not None
-        if not state.dice[0]:
-            state = state.roll(action.dice)
-        return state.move(action.move)
-    if kind == ActionKind.DOUBLE:
-        return state.double()
-    if kind == ActionKind.BEAVER:
-        return state.beaver()
-    if kind == ActionKind.TAKE:
-        return state.take()
-    if kind == ActionKind.DROP:
-        return state.drop()
-    if kind == ActionKind.RESIGN:
-        return state.resign(action.level)
-    if kind == ActionKind.ACCEPT:
-        return state.accept_resignation()
-    return state.reject_resignation()
 
 
 class RecordFollower:
