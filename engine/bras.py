@@ -60,11 +60,11 @@ and rounded, for the evaluator of last resort (no model file), not a substitute 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
+from engine import encoding
 from engine.errors import InvalidPositionError
 from engine.position import CHEQUERS, Position
 
@@ -98,18 +98,8 @@ BG_BACK = 0.30
 
 
 def positions_to_array(positions: Sequence[Position]) -> np.ndarray:
-    """(n, 2, 25) int16 boards, side 0 = the player on roll, each side in its own numbering."""
-    n = len(positions)
-    try:
-        flat = np.fromiter(chain.from_iterable(p.me + p.opp for p in positions), np.int16, count=50 * n)
-    except (AttributeError, TypeError, ValueError):
-        flat = None  # something in the batch is not a Position: find it below and say which
-    if flat is None or not all(isinstance(p, Position) for p in positions):
-        for i, pos in enumerate(positions):
-            if not isinstance(pos, Position):
-                raise InvalidPositionError(f"item {i} is a {type(pos).__name__}, not a Position")
-        raise InvalidPositionError("positions could not be read as boards")  # pragma: no cover
-    return flat.reshape(n, 2, 25)
+    """(n, 2, 25) int16 boards (pip sums need more than int8), by ``engine.encoding.positions_to_array``."""
+    return encoding.positions_to_array(positions, np.int16)
 
 
 def _as_boards(positions: Sequence[Position] | np.ndarray) -> np.ndarray:

@@ -16,9 +16,11 @@ Inputs (``N_INPUTS`` = 212), the same for every net so that one encoder serves c
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
+from engine.errors import InvalidPositionError
 from engine.position import Position
 
 N_BASE = 200
@@ -29,11 +31,22 @@ FEATURE_NAMES = ("off", "pips", "back", "home_points", "prime", "blots")
 _PIP_WEIGHTS = np.arange(1, 26, dtype=np.float32)
 
 
-def positions_to_array(positions: Sequence[Position]) -> np.ndarray:
-    """(n, 2, 25) int8 boards, side 0 on roll."""
-    if not positions:
-        return np.zeros((0, 2, 25), dtype=np.int8)
-    return np.array([(p.me, p.opp) for p in positions], dtype=np.int8)
+def positions_to_array(positions: Sequence[Position], dtype: type = np.int8) -> np.ndarray:
+    """(n, 2, 25) boards of ``dtype``, side 0 = the player on roll, each side in its own numbering.
+
+    InvalidPositionError names the first item that is not a Position.
+    """
+    n = len(positions)
+    try:
+        flat = np.fromiter(chain.from_iterable(p.me + p.opp for p in positions), dtype, count=50 * n)
+    except (AttributeError, TypeError, ValueError):
+        flat = None  # something in the batch is not a Position: find it below and say which
+    if flat is None or not all(isinstance(p, Position) for p in positions):
+        for i, pos in enumerate(positions):
+            if not isinstance(pos, Position):
+                raise InvalidPositionError(f"item {i} is a {type(pos).__name__}, not a Position")
+        raise InvalidPositionError("positions could not be read as boards")  # pragma: no cover
+    return flat.reshape(n, 2, 25)
 
 
 def encode(boards: np.ndarray) -> np.ndarray:
