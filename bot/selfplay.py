@@ -27,13 +27,27 @@ class SelfplayResult:
     path: Path | None
 
 
-def play_match(players: tuple[Player, Player], length: int, seed: int, names: tuple[str, str],
-               money_games: int = 3, site: str = "gammond selfplay", match_id: str = "") -> MatchRecord:
+def play_match(
+    players: tuple[Player, Player],
+    length: int,
+    seed: int,
+    names: tuple[str, str],
+    money_games: int = 3,
+    site: str = "gammond selfplay",
+    match_id: str = "",
+) -> MatchRecord:
     """One match (``length`` > 0) or money session of ``money_games`` games, decided by ``players``."""
     dice = MersenneDice(seed)
     now = dt.datetime.now(dt.UTC)
-    builder = RecordBuilder(length, names, Rules(), site=site, match_id=match_id, date=now.date(),
-                            time=now.time().replace(microsecond=0))
+    builder = RecordBuilder(
+        length,
+        names,
+        Rules(),
+        site=site,
+        match_id=match_id,
+        date=now.date(),
+        time=now.time().replace(microsecond=0),
+    )
     games = 0
     while not builder.state.match_over and (length or games < money_games):
         a, b = dice.opening()
@@ -70,9 +84,15 @@ def play_match(players: tuple[Player, Player], length: int, seed: int, names: tu
     return builder.record()
 
 
-def selfplay(players: tuple[Player, Player], matches: int, length: int, seed: int, out: Path,
-             names: tuple[str, str] = ("gammond-a", "gammond-b"),
-             progress: Callable[[int, MatchRecord, Path | None], None] | None = None) -> list[SelfplayResult]:
+def selfplay(
+    players: tuple[Player, Player],
+    matches: int,
+    length: int,
+    seed: int,
+    out: Path,
+    names: tuple[str, str] = ("gammond-a", "gammond-b"),
+    progress: Callable[[int, MatchRecord, Path | None], None] | None = None,
+) -> list[SelfplayResult]:
     archive = Archive(out)
     results = []
     for i in range(matches):

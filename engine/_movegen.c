@@ -608,6 +608,136 @@ done:
     return list;
 }
 
+/* ---- Search: every roll's children of many boards at once, as bytes ------------------------------------- */
+
+/* The 21 distinct rolls in engine.search.ROLLS order: (1,1), (2,2), (2,1), (3,3), (3,2), (3,1), ... */
+static void roll_dice(int k, int *d1, int *d2) {
+    int a = 1;
+    while (k >= a) {
+        k -= a;
+        a++;
+    }
+    *d1 = a;
+    *d2 = a - k;
+}
+
+typedef struct {
+    uint8_t *data;
+    size_t n, cap; /* in boards of 50 bytes */
+} Out;
+
+static int out_reserve(Out *o, size_t more) {
+    if (o->n + more <= o->cap)
+        return 0;
+    size_t cap = o->cap ? o->cap : 4096;
+    while (cap < o->n + more)
+        cap *= 2;
+    uint8_t *data = PyMem_Realloc(o->data, cap * 50);
+    if (!data)
+        return -1;
+    o->data = data;
+    o->cap = cap;
+    return 0;
+}
+
+static PyObject *children(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*:children", &buf))
+        return NULL;
+    PyObject *result = NULL;
+    Out out = {NULL, 0, 0};
+    int32_t *counts = NULL;
+    const Result **order = NULL;
+    size_t order_cap = 0;
+    if (buf.len % 50) {
+        PyErr_SetString(PyExc_ValueError, "children() takes whole boards of 2 x 25 bytes");
+        goto done;
+    }
+    size_t nboards = (size_t)buf.len / 50;
+    if (!(counts = PyMem_Malloc(sizeof(int32_t) * 21 * (nboards ? nboards : 1)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const uint8_t *in = buf.buf;
+    for (size_t i = 0; i < nboards; i++) {
+        const uint8_t *me = in + 50 * i, *opp = me + 25;
+        int tme = 0, topp = 0;
+        for (int p = 0; p < 25; p++) {
+            tme += me[p];
+            topp += opp[p];
+        }
+        if (tme > CHEQUERS || topp > CHEQUERS) {
+            PyErr_Format(PyExc_ValueError, "board %zd has more than %d chequers a side", (Py_ssize_t)i, CHEQUERS);
+            goto done;
+        }
+        Board start;
+        memset(&start, 0, sizeof(start));
+        for (int p = 1; p <= 24; p++) {
+            start.me[p] = me[p - 1];
+            start.them[p] = opp[24 - p];
+        }
+        start.me[BAR] = me[24];
+        start.them[BAR] = opp[24];
+        for (int k = 0; k < 21; k++) {
+            int d1, d2;
+            roll_dice(k, &d1, &d2);
+            Found found, *f = &found;
+            found_init(f);
+            if (d1 == d2) {
+                uint8_t steps[MAX_STEPS][2];
+                gen_double(f, &start, steps, 0, BAR, d1);
+            } else {
+                gen_non_double(f, &start, d1, d2);
+            }
+            if (!f->failed && f->n > order_cap) {
+                const Result **grown = PyMem_Realloc(order, sizeof(Result *) * f->n * 2);
+                if (grown) {
+                    order = grown;
+                    order_cap = f->n * 2;
+                } else {
+                    f->failed = 1;
+                }
+            }
+            if (f->failed) {
+                found_free(f);
+                PyErr_NoMemory();
+                goto done;
+            }
+            size_t n = 0;
+            for (size_t j = 0; j < f->n; j++)
+                if (f->items[j].keep)
+                    order[n++] = &f->items[j];
+            /* legal_plays' order, so that ties go the same way as in the object path */
+            qsort(order, n, sizeof(Result *), by_canon_descending);
+            if (out_reserve(&out, n) < 0) {
+                found_free(f);
+                PyErr_NoMemory();
+                goto done;
+            }
+            for (size_t j = 0; j < n; j++) { /* swapped: the opponent is on roll in the child */
+                const Board *b = &order[j]->board;
+                uint8_t *dst = out.data + 50 * out.n++;
+                for (int q = 0; q < 24; q++) {
+                    dst[q] = b->them[24 - q];
+                    dst[25 + q] = b->me[q + 1];
+                }
+                dst[24] = b->them[BAR];
+                dst[49] = b->me[BAR];
+            }
+            counts[21 * i + k] = (int32_t)n;
+            found_free(f);
+        }
+    }
+    result = Py_BuildValue("y#y#", out.data ? (const char *)out.data : "", (Py_ssize_t)(out.n * 50),
+                           (const char *)counts, (Py_ssize_t)(sizeof(int32_t) * 21 * nboards));
+done:
+    PyBuffer_Release(&buf);
+    PyMem_Free(out.data);
+    PyMem_Free(counts);
+    PyMem_Free(order);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Position, Move, Play, InvalidPositionError, generic_hash=False): the classes legal_plays builds\n"
@@ -615,6 +745,11 @@ static PyMethodDef methods[] = {
      "tuple hash formula agrees with it. Returns whether that formula is used."},
     {"legal_plays", legal_plays, METH_VARARGS,
      "legal_plays(pos, d1, d2) -> list[Play]: engine.moves.legal_plays for checked dice, in C."},
+    {"children", children, METH_VARARGS,
+     "children(boards: bytes) -> (bytes, bytes): for n boards of 50 bytes (gnubg's 2 x 25 counts, player on\n"
+     "roll first), every distinct position after each of the 21 rolls (search.ROLLS order, legal_plays order\n"
+     "within a roll), swapped so that the opponent is on roll, as 50-byte boards; and the int32 number of\n"
+     "children per board and roll (n x 21, native byte order). A roll with no legal play has one child."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,9 +1,9 @@
 """The analyser: evaluations, hints and cube analysis at a chosen depth, for a position and its cube state.
 
-It joins the evaluator (nets, bearoff databases, BRAS), the n-ply search and the cube theory. Probabilities
-come from the cubeless n-ply search; cubeful equities apply gnubg's 0-ply cube model (Janowski with the
-position's cube efficiency, in money or through the match equity table) to them. Inside the search tree moves
-are chosen by cubeless equity (money equity, or cubeless match equity in a match).
+It joins the evaluator (nets, bearoff databases, BRAS), the n-ply search and the cube theory. Cube decisions
+and move rankings come from gnubg's n-ply cubeful recursion (``Search.cubeful``): Janowski's cubeful values at
+the leaves (the exact ones in two-sided bearoffs, money play), averaged over the rolls, with each player's best
+cube action at every node. The probabilities shown are the cubeless ones of the same tree.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 
 from engine import cube as cubes
+from engine import cubeful as cf
+from engine.encoding import positions_to_array
 from engine.evaluator import (
     MODELS_DIR,
     CompositeEvaluator,
     Evaluator,
     ModelError,
     NetEvaluator,
-    invert,
     money_equity,
 )
 from engine.met import MatchEquityTable
@@ -49,12 +50,12 @@ class Analyser:
         self,
         evaluator: Evaluator,
         met: MatchEquityTable | None = None,
-        exact: Callable[[Position], bool] | None = None,
+        bearoff: object | None = None,
         name: str = "",
     ) -> None:
         self.evaluator = evaluator
         self.met = met or MatchEquityTable.load()
-        self.search = Search(evaluator, exact)
+        self.search = Search(evaluator, bearoff, self.met)
         self.name = name
 
     @classmethod
@@ -62,18 +63,12 @@ class Analyser:
         """The shipped nets with the exact bearoff databases; BRAS alone if no model can be loaded."""
         from engine import bras
 
-        exact = None
-        bearoff_eval = applies = None
+        db = bearoff_eval = applies = None
         if bearoff:
             from engine.bearoff import BearoffDatabase
 
             db = BearoffDatabase.load()
             bearoff_eval, applies = db, db.applies
-
-            def exact(pos: Position) -> bool:
-                # Finished games and two-sided bearoffs are exact: no need to search below them.
-                return pos.is_over() or db.is_two_sided(pos)
-
         try:
             nets: NetEvaluator | None = NetEvaluator(models_dir or MODELS_DIR, threads)
             name = nets.name if nets else "bras"
@@ -82,7 +77,7 @@ class Analyser:
                 raise
             nets, name = None, "bras"
         evaluator = CompositeEvaluator(nets, bearoff_eval, applies, fallback=bras.BrasEvaluator())
-        return cls(evaluator, exact=exact, name=name)
+        return cls(evaluator, bearoff=db, name=name)
 
     # -- equities ----------------------------------------------------------------------------------------
 
@@ -99,21 +94,6 @@ class Analyser:
 
         return match_eq
 
-    def cubeful_after(self, ci: cubes.CubeInfo) -> Callable[[Sequence[Position], np.ndarray], np.ndarray]:
-        """The mover's cubeful equity of candidate positions after a move (the opponent then on roll)."""
-        opp = ci.swapped()
-
-        def root(after: Sequence[Position], mover_probs: np.ndarray) -> np.ndarray:
-            opp_probs = invert(mover_probs)
-            return np.array(
-                [
-                    -cubes.cubeful_equity(p, opp, cubes.cube_efficiency(pos), self.met)
-                    for pos, p in zip(after, opp_probs, strict=True)
-                ]
-            )
-
-        return root
-
     # -- analysis ----------------------------------------------------------------------------------------
 
     def probabilities(
@@ -129,14 +109,32 @@ class Analyser:
         plies: int = 0,
         perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None,
     ) -> Evaluation:
-        probs = self.probabilities([position], plies, ci)
-        if perturb is not None:
-            probs = perturb([position], probs)
+        """Probabilities, equities and the cube decision of the player on roll, by the n-ply cubeful search.
+
+        ``perturb`` (cube noise) distorts the probabilities; at 0-ply the cube model reads the distorted ones,
+        deeper the cubeless equity change shifts the no-double and double/take equities alike.
+        """
+        boards = positions_to_array([position], np.uint8)
+        states = [ci, ci.doubled()] if ci.cube_available else [ci]
+        probs, values = self.search.cubeful(boards, states, plies, ci, top=True)
         row = probs[0]
-        x = cubes.cube_efficiency(position)
+        shift = 0.0
+        if perturb is not None:
+            noisy = perturb([position], probs)
+            if plies == 0:
+                values = self.search.node_values(boards, noisy, states, top=True)
+            else:
+                shift = cubes.cubeless_equity(noisy[0], ci, self.met) - cubes.cubeless_equity(
+                    row, ci, self.met
+                )
+            row = noisy[0]
+        cubeful = float(cf.to_equity(values[0, 0], ci, self.met)) + shift
+        decision = None
+        if ci.cube_available:
+            taken = values[0, 1]
+            double_take = 2.0 * taken if ci.is_money else float(cf.to_equity(taken, ci, self.met))
+            decision = cubes.decide(row, ci, cubeful, double_take + shift, 1.0)
         cubeless = float(cubes.cubeless_equity(row, ci, self.met))
-        cubeful = cubes.cubeful_equity(row, ci, x, self.met)
-        decision = cubes.cube_decision(row, ci, x, self.met) if ci.cube_available else None
         return Evaluation(row, plies, cubeless, cubeful, decision)
 
     def hint(
@@ -155,6 +153,6 @@ class Analyser:
             plies,
             move_filter,
             equity=self.cubeless_fn(ci),
-            root_equity=self.cubeful_after(ci),
+            cube=ci,
             perturb=perturb,
         )

@@ -560,7 +560,13 @@ def cube_decision(
         nd = s.to_eq(_match_cubeful(p, s, x))
         dt = s.to_eq(_match_cubeful(p, _Score(taken, s.met), x))
         dp = s.to_eq(s.mine(ci.cube))
-    kind, optimal = _classify(p, ci, nd, dt, dp)
+    return decide(p, ci, nd, dt, dp)
+
+
+def decide(probs: Sequence[float], ci: CubeInfo, nd: float, dt: float, dp: float) -> CubeDecision:
+    """gnubg's verdict (FindBestCubeDecision) from the three normalised equities of the doubler, however they
+    were found: the 0-ply model above, or the n-ply cubeful search (engine.search)."""
+    kind, optimal = _classify(check_probs(probs), ci, nd, dt, dp)
     return CubeDecision(kind, nd, dt, dp, optimal)
 
 

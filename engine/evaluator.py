@@ -204,27 +204,44 @@ class CompositeEvaluator:
         self.fallback = fallback
 
     def evaluate(self, positions: Sequence[Position]) -> np.ndarray:
-        n = len(positions)
-        out = np.zeros((n, 5))
-        if not n:
-            return out
-        boards = positions_to_array(positions)
+        if not len(positions):
+            return np.zeros((0, 5))
+        return self._evaluate(positions_to_array(positions), positions)
+
+    def evaluate_boards(self, boards: np.ndarray) -> np.ndarray:
+        """The same for (n, 2, 25) boards, player on roll first: the search's path, with no Position objects
+        except for the few rows that go to the bearoff databases or BRAS."""
+        if not len(boards):
+            return np.zeros((0, 5))
+        return self._evaluate(boards, None)
+
+    def _evaluate(self, boards: np.ndarray, positions: Sequence[Position] | None) -> np.ndarray:
+        def pick(rows: np.ndarray) -> list[Position]:
+            if positions is not None:
+                return [positions[i] for i in rows]
+            return [
+                Position._trusted(tuple(map(int, boards[i, 0])), tuple(map(int, boards[i, 1]))) for i in rows
+            ]
+
+        out = np.zeros((len(boards), 5))
         over, home, contact, crashed = route(boards)
         if over.any():
             out[over] = terminal_rows(boards[over])
         rest = ~over
         if self.bearoff is not None and home.any():
+            candidates = pick(np.flatnonzero(home))
             rows = np.flatnonzero(home)
             if self.bearoff_applies is not None:
-                rows = np.array([i for i in rows if self.bearoff_applies(positions[i])], dtype=np.intp)
+                keep = [k for k, pos in enumerate(candidates) if self.bearoff_applies(pos)]
+                rows, candidates = rows[keep], [candidates[k] for k in keep]
             if len(rows):
-                out[rows] = self.bearoff.evaluate([positions[i] for i in rows])
+                out[rows] = self.bearoff.evaluate(candidates)
                 rest[rows] = False
         if self.nets is None:
             rows = np.flatnonzero(rest)
             if len(rows):
                 assert self.fallback is not None
-                out[rows] = self.fallback.evaluate([positions[i] for i in rows])
+                out[rows] = self.fallback.evaluate(pick(rows))
             return out
         groups = (
             (rest & contact & ~crashed, PositionClass.CONTACT),

@@ -1,10 +1,22 @@
-"""n-ply search the way gnubg does it, batched so that each level of the tree is one evaluator call.
+"""n-ply search the way gnubg does it, on numpy boards so that each level of the tree is one evaluator call.
 
 An n-ply evaluation of a pre-roll position averages, over the 21 rolls, the (n-1)-ply evaluation of the position
 after the roller's best move, the best move being chosen at 0-ply (gnubg's EvaluatePositionFull). Exact
 positions (finished games, two-sided bearoffs when the database is there) are not searched further.
+
+Two flavours share that tree:
+
+* ``evaluate``: cubeless probabilities, inner moves chosen by a cubeless equity function;
+* ``cubeful``: gnubg's n-ply cubeful recursion (EvaluatePositionCubeful4). Every node carries cube states for
+  its player on roll; the leaves get Janowski's cubeful values (exact ones in two-sided bearoffs), each inner
+  node averages its children's values over the rolls, and at every node the player on roll takes his best cube
+  action (``engine.cubeful``). Inner moves are chosen by 0-ply cubeful equity, the opponent's doubling option
+  included, as gnubg's move scoring does.
+
 At the root, candidate moves go through gnubg's move filters: every move is scored at 0-ply, the filter keeps the
 best few, and only those are searched deeper (gnubg's "normal" filter keeps up to 8 moves within 0.16 of the best).
+Children of every roll come from the C move generator as byte boards (``moves.roll_children``): no Python object
+is made below the root.
 """
 
 from __future__ import annotations
@@ -14,22 +26,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.evaluator import Evaluator, invert, money_equity
-from engine.moves import Play, legal_plays
+from engine import cubeful as cf
+from engine.cube import CubeInfo
+from engine.encoding import positions_to_array
+from engine.evaluator import Evaluator, invert, money_equity, route
+from engine.met import MatchEquityTable
+from engine.moves import ROLLS, Play, legal_plays, roll_children
 from engine.position import Position
 
-# The 21 distinct rolls with their weights out of 36.
-ROLLS: tuple[tuple[tuple[int, int], int], ...] = tuple(
-    ((a, b), 1 if a == b else 2) for a in range(1, 7) for b in range(a, 0, -1)
-)
+__all__ = ["FILTERS", "ROLLS", "MoveFilter", "RankedMove", "Search", "apply_filter"]
+
 EquityFn = Callable[[np.ndarray], np.ndarray]
-# Ranks root candidates: (positions after the move, opponent on roll; the mover's probabilities) -> mover's equity.
-# Cube-aware callers pass cubeful equities here; the inner nodes of the tree use a cubeless EquityFn.
-RootEquityFn = Callable[[Sequence[Position], np.ndarray], np.ndarray]
-
-
-def cubeless_root(equity: EquityFn = money_equity) -> RootEquityFn:
-    return lambda _positions, probs: equity(probs)
+Perturb = Callable[[Sequence[Position], np.ndarray], np.ndarray]
+_WEIGHTS = np.array([w for _, w in ROLLS], dtype=np.float64) / 36.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +86,21 @@ def apply_filter(equities: np.ndarray, flt: MoveFilter) -> np.ndarray:
     return np.concatenate([order[:keep], np.array(extra, dtype=order.dtype)])
 
 
+def first_best(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Index of the first largest value of each run of ``sizes`` consecutive values (every size >= 1)."""
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    best = np.maximum.reduceat(values, starts)
+    hits = np.flatnonzero(values == np.repeat(best, sizes))
+    group = np.searchsorted(starts, hits, side="right") - 1
+    keep = np.concatenate(([True], group[1:] != group[:-1]))
+    return hits[keep]
+
+
 @dataclass(frozen=True, slots=True)
 class RankedMove:
     play: Play
     probs: np.ndarray  # the mover's 5 probabilities after the move (cubeless)
-    equity: float  # the mover's equity by the search's equity function
+    equity: float  # the mover's equity: cubeful for the cube state searched, else by the equity function
     plies: int  # depth this move was evaluated at
 
     def __repr__(self) -> str:
@@ -89,41 +108,131 @@ class RankedMove:
 
 
 class Search:
-    """n-ply evaluation and move ranking over an evaluator; ``exact`` says which positions need no search."""
+    """n-ply evaluation and move ranking over an evaluator.
 
-    def __init__(self, evaluator: Evaluator, exact: Callable[[Position], bool] | None = None) -> None:
+    ``bearoff`` (an ``engine.bearoff.BearoffDatabase``) makes two-sided bearoffs exact leaves, with their exact
+    cubeful money equities; without it only finished games are.
+    """
+
+    def __init__(
+        self, evaluator: Evaluator, bearoff: object | None = None, met: MatchEquityTable | None = None
+    ) -> None:
         self.evaluator = evaluator
-        self.exact = exact or (lambda pos: pos.is_over())
+        self.bearoff = bearoff if getattr(bearoff, "two_sided", None) is not None else None
+        self._met = met
+
+    @property
+    def met(self) -> MatchEquityTable:
+        if self._met is None:
+            self._met = MatchEquityTable.load()
+        return self._met
+
+    # -- leaves -----------------------------------------------------------------------------------------------
+
+    def _probs(self, boards: np.ndarray) -> np.ndarray:
+        evaluate_boards = getattr(self.evaluator, "evaluate_boards", None)
+        if evaluate_boards is not None:
+            return evaluate_boards(boards)
+        return self.evaluator.evaluate(_positions(boards))
+
+    def _exact(self, boards: np.ndarray) -> np.ndarray:
+        over, home, _, _ = route(boards)
+        if self.bearoff is None:
+            return over
+        return over | (home & self.bearoff.two_sided_mask(boards))  # type: ignore[attr-defined]
+
+    def _two_sided(self, boards: np.ndarray) -> np.ndarray | None:
+        if self.bearoff is None:
+            return None
+        return self.bearoff.two_sided_rows(boards)  # type: ignore[attr-defined]
+
+    def _leaf_values(
+        self, boards: np.ndarray, probs: np.ndarray, states: Sequence[CubeInfo | None]
+    ) -> np.ndarray:
+        """(n, len(states)) 0-ply values of expanded states (NaN for None)."""
+        x = cf.efficiencies(boards)
+        exact = self._two_sided(boards) if any(s is not None for s in states) else None
+        out = np.full((len(boards), len(states)), np.nan)
+        for j, ci in enumerate(states):
+            if ci is not None:
+                out[:, j] = cf.leaf_values(probs, x, ci, self.met, exact)
+        return out
+
+    def node_values(
+        self, boards: np.ndarray, probs: np.ndarray, states: Sequence[CubeInfo | None], top: bool = False
+    ) -> np.ndarray:
+        """0-ply values (n, len(states)) of ``states`` from given probabilities, each after the player's best
+        cube action (not folded in with ``top``): the leaves of ``cubeful``."""
+        expanded = cf.expand(states, top)
+        return cf.collapse(self._leaf_values(boards, probs, expanded), states, self.met)
+
+    # -- the tree ---------------------------------------------------------------------------------------------
 
     def evaluate(
         self, positions: Sequence[Position], plies: int, equity: EquityFn = money_equity
     ) -> np.ndarray:
         """Cubeless probabilities (n, 5) of pre-roll positions at ``plies``, for the player on roll."""
-        if plies <= 0 or not positions:
-            return self.evaluator.evaluate(positions)
-        out = np.zeros((len(positions), 5))
-        deep = [i for i, p in enumerate(positions) if not self.exact(p)]
-        flat = [i for i, p in enumerate(positions) if self.exact(p)]
-        if flat:
-            out[flat] = self.evaluator.evaluate([positions[i] for i in flat])
-        if not deep:
+        if not positions:
+            return np.zeros((0, 5))
+        return self.evaluate_boards(positions_to_array(positions, np.uint8), plies, equity)
+
+    def evaluate_boards(self, boards: np.ndarray, plies: int, equity: EquityFn = money_equity) -> np.ndarray:
+        if plies <= 0 or not len(boards):
+            return self._probs(boards)
+        out = np.zeros((len(boards), 5))
+        exact = self._exact(boards)
+        if exact.any():
+            out[exact] = self._probs(boards[exact])
+        deep = np.flatnonzero(~exact)
+        if not len(deep):
             return out
-        # One 0-ply call for every candidate of every roll of every position.
-        candidates: list[Position] = []
-        spans: list[tuple[int, int, int, int]] = []  # (position row, weight, start, end) per roll
-        for i in deep:
-            for dice, weight in ROLLS:
-                plays = legal_plays(positions[i], dice)
-                start = len(candidates)
-                candidates.extend(p.position.swap() for p in plays)
-                spans.append((i, weight, start, len(candidates)))
-        mover_eq = equity(invert(self.evaluator.evaluate(candidates)))  # candidates are seen by the opponent
-        chosen = [candidates[s + int(np.argmax(mover_eq[s:e]))] for _, _, s, e in spans]
-        child = self.evaluate(chosen, plies - 1, equity)
-        mover = invert(child)
-        for (i, weight, _, _), row in zip(spans, mover, strict=True):
-            out[i] += weight / 36.0 * row
+        kids, counts = roll_children(boards[deep])
+        mover_eq = equity(invert(self._probs(kids)))  # the children are seen by the opponent
+        chosen = kids[first_best(mover_eq, counts.ravel())]
+        child = self.evaluate_boards(chosen, plies - 1, equity).reshape(len(deep), 21, 5)
+        out[deep] = invert(np.einsum("r,nrk->nk", _WEIGHTS, child))
         return out
+
+    def cubeful(
+        self,
+        boards: np.ndarray,
+        states: Sequence[CubeInfo | None],
+        plies: int,
+        mover: CubeInfo,
+        top: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """gnubg's n-ply cubeful evaluation of pre-roll ``boards`` (n, 2, 25).
+
+        ``states``: cube states of the player on roll (None: unused); ``mover``: the cube state his moves are
+        chosen for. Returns the cubeless probabilities (n, 5) and, per state, the value after his best cube
+        action (n, len(states)): money equity per unit of that state's cube, or his MWC. ``top``: the caller
+        lists the doubled state itself (a cube decision) so the player's own double is not folded in here.
+        """
+        expanded = cf.expand(states, top)
+        n = len(boards)
+        probs = np.zeros((n, 5))
+        values = np.full((n, len(expanded)), np.nan)
+        leaf = self._exact(boards) if plies > 0 else np.ones(n, dtype=bool)
+        if leaf.any():
+            probs[leaf] = self._probs(boards[leaf])
+            values[leaf] = self._leaf_values(boards[leaf], probs[leaf], expanded)
+        deep = np.flatnonzero(~leaf)
+        if len(deep):
+            kids, counts = roll_children(boards[deep])
+            reply = mover.swapped()
+            kid_probs = self._probs(kids)
+            # Each roll's move minimises the opponent's 0-ply cubeful value, his doubling option included.
+            kid_values = self.node_values(kids, kid_probs, [reply])
+            chosen = kids[first_best(-kid_values[:, 0], counts.ravel())]
+            child_states = [s.swapped() if s is not None else None for s in expanded]
+            child_probs, child_values = self.cubeful(chosen, child_states, plies - 1, reply)
+            m = len(deep)
+            probs[deep] = invert(np.einsum("r,nrk->nk", _WEIGHTS, child_probs.reshape(m, 21, 5)))
+            mean = np.einsum("r,nrk->nk", _WEIGHTS, child_values.reshape(m, 21, len(expanded)))
+            values[deep] = cf.flip(mean, expanded)
+        return probs, cf.collapse(values, states, self.met)
+
+    # -- the root ---------------------------------------------------------------------------------------------
 
     def rank(
         self,
@@ -132,18 +241,46 @@ class Search:
         plies: int = 0,
         move_filter: str | Sequence[MoveFilter] = "normal",
         equity: EquityFn = money_equity,
-        root_equity: RootEquityFn | None = None,
-        perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None,
+        cube: CubeInfo | None = None,
+        perturb: Perturb | None = None,
     ) -> list[RankedMove]:
-        """Legal plays best first. ``equity`` chooses moves inside the tree, ``root_equity`` (default: the same)
-        ranks the candidates; ``perturb`` (noise) distorts the mover's probabilities of each candidate."""
+        """Legal plays best first.
+
+        With ``cube`` (the mover's cube state, he being on roll) moves are ranked by n-ply cubeful equity;
+        without it by cubeless ``equity`` (a cubeless money game). ``perturb`` (noise) distorts the mover's
+        probabilities of each candidate; deeper than 0-ply its cubeless equity change moves the candidate's
+        equity too.
+        """
         plays = legal_plays(position, dice)
         after = [p.position.swap() for p in plays]  # the opponent is on roll after our move
-        probs = invert(self.evaluator.evaluate(after))
-        if perturb is not None:
-            probs = perturb(after, probs)
-        rank_eq = root_equity or cubeless_root(equity)
-        eq = rank_eq(after, probs)
+        boards = positions_to_array(after, np.uint8)
+
+        def score(rows: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+            """(mover's probabilities, mover's equities) of candidates ``rows`` at ``depth``."""
+            sub = boards[rows]
+            if cube is None:
+                probs = invert(self.evaluate_boards(sub, depth, equity))
+                if perturb is not None:
+                    probs = perturb([after[i] for i in rows], probs)
+                return probs, equity(probs)
+            reply = cube.swapped()
+            if depth == 0:
+                opp = self._probs(sub)
+                if perturb is not None:  # at 0-ply the noise goes into the very numbers the cube model reads
+                    opp = invert(perturb([after[i] for i in rows], invert(opp)))
+                values = self.node_values(sub, opp, [reply])
+            else:
+                opp, values = self.cubeful(sub, [reply], depth, reply)
+            eq = cf.to_equity(cf.flip(values, [reply])[:, 0], cube, self.met)
+            probs = invert(opp)
+            if perturb is not None and depth > 0:
+                noisy = perturb([after[i] for i in rows], probs)
+                eq = eq + money_equity(noisy) - money_equity(probs)
+                probs = noisy
+            return probs, eq
+
+        every = np.arange(len(plays))
+        probs, eq = score(every, 0)
         depth = np.zeros(len(plays), dtype=int)
         alive = np.argsort(-eq, kind="stable")
         if plies > 0 and len(plays) > 1:
@@ -157,25 +294,15 @@ class Search:
                 alive = alive[apply_filter(eq[alive], flt)]
                 nxt = k + 1
                 if nxt == plies or filters[nxt].accept >= 0:
-                    probs[alive] = self._deepen(after, alive, nxt, equity, perturb)
-                    eq[alive] = rank_eq([after[i] for i in alive], probs[alive])
+                    probs[alive], eq[alive] = score(alive, nxt)
                     depth[alive] = nxt
             if plies not in set(depth[alive].tolist()):
-                probs[alive] = self._deepen(after, alive, plies, equity, perturb)
-                eq[alive] = rank_eq([after[i] for i in alive], probs[alive])
+                probs[alive], eq[alive] = score(alive, plies)
                 depth[alive] = plies
         # Deeper-searched moves rank above shallower ones, as in gnubg's hint list.
         order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i]))
         return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i])) for i in order]
 
-    def _deepen(
-        self,
-        after: list[Position],
-        rows: np.ndarray,
-        plies: int,
-        equity: EquityFn,
-        perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None,
-    ) -> np.ndarray:
-        chosen = [after[i] for i in rows]
-        probs = invert(self.evaluate(chosen, plies, equity))
-        return perturb(chosen, probs) if perturb is not None else probs
+
+def _positions(boards: np.ndarray) -> list[Position]:
+    return [Position._trusted(tuple(int(v) for v in b[0]), tuple(int(v) for v in b[1])) for b in boards]

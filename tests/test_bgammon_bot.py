@@ -154,7 +154,7 @@ def check_archive(folder: Path, server: FakeBgammonServer) -> list[str]:
 # WebSocket. The opponents double when 10-15 pips ahead and answer the bot's doubles in turn.
 MATCHES = [
     ("tcp", 11, Script(matches=3, smart=True, double_lead=15, answers=("take", "drop"))),
-    ("ws", 16, Script(matches=2, smart=True, double_lead=10, answers=("drop", "take"), rematch=True)),
+    ("ws", 19, Script(matches=2, smart=True, double_lead=10, answers=("drop", "take"), rematch=True)),
 ]
 
 

@@ -23,10 +23,20 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 
     def report(i: int, record, path) -> None:  # type: ignore[no-untyped-def]
         score = record.final_score
-        line = {"match": i + 1, "file": str(path) if path else None, "length": record.length,
-                "games": len(record.games), "score": list(score)}
-        print(json.dumps(line) if args.json else f"match {i + 1}: {score[0]}-{score[1]} in "
-              f"{len(record.games)} games -> {path or '(archived before)'}", flush=True)
+        line = {
+            "match": i + 1,
+            "file": str(path) if path else None,
+            "length": record.length,
+            "games": len(record.games),
+            "score": list(score),
+        }
+        print(
+            json.dumps(line)
+            if args.json
+            else f"match {i + 1}: {score[0]}-{score[1]} in "
+            f"{len(record.games)} games -> {path or '(archived before)'}",
+            flush=True,
+        )
 
     selfplay(players, args.matches, args.length, args.seed, Path(args.out), progress=report)
     return 0

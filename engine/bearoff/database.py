@@ -253,6 +253,27 @@ class BearoffDatabase:
             and sum(position.opp) <= TWO_SIDED_CHEQUERS
         )
 
+    def two_sided_mask(self, boards: np.ndarray) -> np.ndarray:
+        """Which (n, 2, 25) boards (player on roll first) the two-sided table covers: ``is_two_sided``."""
+        b = np.asarray(boards)
+        if self.two_sided is None or not len(b):
+            return np.zeros(len(b), dtype=bool)
+        counts = b.sum(axis=2)
+        inside = ~b[:, :, POINTS:].any(axis=(1, 2))
+        return inside & (counts >= 1).all(axis=1) & (counts <= TWO_SIDED_CHEQUERS).all(axis=1)
+
+    def two_sided_rows(self, boards: np.ndarray) -> np.ndarray:
+        """(n, 4) float64 rows of the two-sided table for (n, 2, 25) boards: P(win), then the roller's money
+        equities with the cube centred, owned by him, owned by the opponent; NaN where it does not apply."""
+        b = np.asarray(boards)
+        out = np.full((len(b), 4), np.nan)
+        mask = self.two_sided_mask(b)
+        if mask.any():
+            assert self.two_sided is not None
+            home = b[mask][:, :, :POINTS]
+            out[mask] = self.two_sided.table[rank_array(home[:, 0]), rank_array(home[:, 1])]
+        return out
+
     def evaluate(self, positions: Sequence[Position]) -> np.ndarray:
         """gnubg's 5 cumulative outputs for the side on roll of each position: float64 (n, 5).
 
