@@ -29,6 +29,8 @@ from engine.met import MatchEquityTable
 from engine.position import Position
 from engine.search import EquityFn, RankedMove, Search
 
+PRUNE_DIR = "prune"  # the pruning nets' sub-folder of a model folder
+
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
@@ -52,10 +54,11 @@ class Analyser:
         met: MatchEquityTable | None = None,
         bearoff: object | None = None,
         name: str = "",
+        pruner: Evaluator | None = None,
     ) -> None:
         self.evaluator = evaluator
         self.met = met or MatchEquityTable.load()
-        self.search = Search(evaluator, bearoff, self.met)
+        self.search = Search(evaluator, bearoff, self.met, pruner)
         self.name = name
 
     @classmethod
@@ -69,15 +72,20 @@ class Analyser:
 
             db = BearoffDatabase.load()
             bearoff_eval, applies = db, db.applies
+        folder = models_dir or MODELS_DIR
         try:
-            nets: NetEvaluator | None = NetEvaluator(models_dir or MODELS_DIR, threads)
+            nets: NetEvaluator | None = NetEvaluator(folder, threads)
             name = nets.name if nets else "bras"
         except ModelError:
             if models_dir is not None:
                 raise
             nets, name = None, "bras"
         evaluator = CompositeEvaluator(nets, bearoff_eval, applies, fallback=bras.BrasEvaluator())
-        return cls(evaluator, bearoff=db, name=name)
+        pruner = None
+        if nets is not None and (folder / PRUNE_DIR / "manifest.json").exists():
+            # Pruning nets are an optional speed-up of deep searches: a folder without them still plays.
+            pruner = CompositeEvaluator(NetEvaluator(folder / PRUNE_DIR, threads), bearoff_eval, applies)
+        return cls(evaluator, bearoff=db, name=name, pruner=pruner)
 
     # -- equities ----------------------------------------------------------------------------------------
 

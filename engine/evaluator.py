@@ -228,7 +228,12 @@ class CompositeEvaluator:
         if over.any():
             out[over] = terminal_rows(boards[over])
         rest = ~over
-        if self.bearoff is not None and home.any():
+        evaluate_boards = getattr(self.bearoff, "evaluate_boards", None)
+        if evaluate_boards is not None and home.any():
+            # The databases' own domain is ``home`` (route's mask): both sides on, all chequers home.
+            out[home] = evaluate_boards(boards[home])
+            rest[home] = False
+        elif self.bearoff is not None and home.any():
             candidates = pick(np.flatnonzero(home))
             rows = np.flatnonzero(home)
             if self.bearoff_applies is not None:

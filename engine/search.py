@@ -39,6 +39,8 @@ __all__ = ["FILTERS", "ROLLS", "MoveFilter", "RankedMove", "Search", "apply_filt
 EquityFn = Callable[[np.ndarray], np.ndarray]
 Perturb = Callable[[Sequence[Position], np.ndarray], np.ndarray]
 _WEIGHTS = np.array([w for _, w in ROLLS], dtype=np.float64) / 36.0
+# Children per roll that the pruning nets pass on to the full nets inside the tree.
+PRUNE_KEEP = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,16 @@ def first_best(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return hits[keep]
 
 
+def best_per_run(values: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest values of each run of ``sizes`` consecutive values (all of a shorter run),
+    in their original order; ties keep the earlier value."""
+    run = np.repeat(np.arange(len(sizes)), sizes)
+    order = np.lexsort((-values, run))  # by run, then best first; stable, so ties keep their order
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    place = np.arange(len(values)) - np.repeat(starts, sizes)  # rank of order[i] within its run
+    return np.sort(order[place < k])
+
+
 @dataclass(frozen=True, slots=True)
 class RankedMove:
     play: Play
@@ -115,11 +127,16 @@ class Search:
     """
 
     def __init__(
-        self, evaluator: Evaluator, bearoff: object | None = None, met: MatchEquityTable | None = None
+        self,
+        evaluator: Evaluator,
+        bearoff: object | None = None,
+        met: MatchEquityTable | None = None,
+        pruner: Evaluator | None = None,
     ) -> None:
         self.evaluator = evaluator
         self.bearoff = bearoff if getattr(bearoff, "two_sided", None) is not None else None
         self._met = met
+        self.pruner = pruner
 
     @property
     def met(self) -> MatchEquityTable:
@@ -130,10 +147,7 @@ class Search:
     # -- leaves -----------------------------------------------------------------------------------------------
 
     def _probs(self, boards: np.ndarray) -> np.ndarray:
-        evaluate_boards = getattr(self.evaluator, "evaluate_boards", None)
-        if evaluate_boards is not None:
-            return evaluate_boards(boards)
-        return self.evaluator.evaluate(_positions(boards))
+        return _probs_of(self.evaluator, boards)
 
     def _exact(self, boards: np.ndarray) -> np.ndarray:
         over, home, _, _ = route(boards)
@@ -166,6 +180,21 @@ class Search:
         expanded = cf.expand(states, top)
         return cf.collapse(self._leaf_values(boards, probs, expanded), states, self.met)
 
+    def _choose(
+        self, kids: np.ndarray, counts: np.ndarray, score: Callable[[np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """Index of each roll's chosen child: the first best by ``score`` (the mover's view, higher better).
+
+        With a pruner (gnubg's pruning nets) its cubeless equity first keeps the best ``PRUNE_KEEP`` children
+        of each roll, and only those are scored: most of a deep search's evaluations are these move choices.
+        """
+        sizes = counts.ravel()
+        if self.pruner is None or sizes.max() <= PRUNE_KEEP:
+            return first_best(score(kids), sizes)
+        rough = money_equity(invert(_probs_of(self.pruner, kids)))
+        keep = best_per_run(rough, sizes, PRUNE_KEEP)
+        return keep[first_best(score(kids[keep]), np.minimum(sizes, PRUNE_KEEP))]
+
     # -- the tree ---------------------------------------------------------------------------------------------
 
     def evaluate(
@@ -187,8 +216,8 @@ class Search:
         if not len(deep):
             return out
         kids, counts = roll_children(boards[deep])
-        mover_eq = equity(invert(self._probs(kids)))  # the children are seen by the opponent
-        chosen = kids[first_best(mover_eq, counts.ravel())]
+        # The children are seen by the opponent: the mover's equity is that of the inverted probabilities.
+        chosen = kids[self._choose(kids, counts, lambda k: equity(invert(self._probs(k))))]
         child = self.evaluate_boards(chosen, plies - 1, equity).reshape(len(deep), 21, 5)
         out[deep] = invert(np.einsum("r,nrk->nk", _WEIGHTS, child))
         return out
@@ -220,10 +249,10 @@ class Search:
         if len(deep):
             kids, counts = roll_children(boards[deep])
             reply = mover.swapped()
-            kid_probs = self._probs(kids)
             # Each roll's move minimises the opponent's 0-ply cubeful value, his doubling option included.
-            kid_values = self.node_values(kids, kid_probs, [reply])
-            chosen = kids[first_best(-kid_values[:, 0], counts.ravel())]
+            chosen = kids[
+                self._choose(kids, counts, lambda k: -self.node_values(k, self._probs(k), [reply])[:, 0])
+            ]
             child_states = [s.swapped() if s is not None else None for s in expanded]
             child_probs, child_values = self.cubeful(chosen, child_states, plies - 1, reply)
             m = len(deep)
@@ -302,6 +331,13 @@ class Search:
         # Deeper-searched moves rank above shallower ones, as in gnubg's hint list.
         order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i]))
         return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i])) for i in order]
+
+
+def _probs_of(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
+    evaluate_boards = getattr(evaluator, "evaluate_boards", None)
+    if evaluate_boards is not None:
+        return evaluate_boards(boards)
+    return evaluator.evaluate(_positions(boards))
 
 
 def _positions(boards: np.ndarray) -> list[Position]:

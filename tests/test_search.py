@@ -162,3 +162,26 @@ def test_same_seed_same_choice_and_zero_noise_is_noiseless() -> None:
         a = search.rank(pos, dice, perturb=lv.chequer_perturber())[0].play
         b = search.rank(pos, dice, perturb=lv.chequer_perturber())[0].play
         assert a == b
+
+
+def test_best_per_run_keeps_the_k_best_of_each_run_in_order() -> None:
+    from engine.search import best_per_run
+
+    values = np.array([0.1, 0.9, 0.5, 0.7, 3.0, 1.0, 1.0, 1.0, 0.0])
+    # runs: [0.1 0.9 0.5 0.7] [3.0] [1.0 1.0 1.0 0.0]
+    assert list(best_per_run(values, np.array([4, 1, 4]), 2)) == [1, 3, 4, 5, 6]
+
+
+def test_a_pruner_that_agrees_with_the_evaluator_changes_nothing() -> None:
+    ev = PipEvaluator()
+    positions = _sample_positions(6, 11)
+    plain = Search(ev).evaluate(positions, plies=2)
+    pruned_search = Search(ev, pruner=PipEvaluator())
+    assert np.array_equal(pruned_search.evaluate(positions, plies=2), plain)
+
+    # a pruner that ranks backwards keeps the worst moves only: the result must differ
+    class Backwards(PipEvaluator):
+        def evaluate(self, positions):  # type: ignore[no-untyped-def]
+            return invert(super().evaluate(positions))
+
+    assert not np.array_equal(Search(ev, pruner=Backwards()).evaluate(positions, plies=2), plain)

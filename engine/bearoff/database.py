@@ -280,6 +280,15 @@ class BearoffDatabase:
         Raises BearoffRangeError if a position is not a bearoff position (see ``applies``).
         """
         me, opp = _sides(positions)
+        return self._evaluate_sides(me, opp)
+
+    def evaluate_boards(self, boards: np.ndarray) -> np.ndarray:
+        """``evaluate`` for (n, 2, 25) boards (player on roll first) that ``applies`` to, unchecked: the
+        search's path, with no Position objects."""
+        b = np.asarray(boards, dtype=np.int64)
+        return self._evaluate_sides(b[:, 0, :POINTS], b[:, 1, :POINTS])
+
+    def _evaluate_sides(self, me: np.ndarray, opp: np.ndarray) -> np.ndarray:
         out = np.zeros((len(me), 5))
         if not len(me):
             return out
