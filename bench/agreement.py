@@ -219,6 +219,10 @@ class CountingEvaluator:
         self.positions += len(positions)
         return self.inner.evaluate(positions)  # type: ignore[attr-defined]
 
+    def evaluate_boards(self, boards: np.ndarray) -> np.ndarray:  # the search's path
+        self.positions += len(boards)
+        return self.inner.evaluate_boards(boards)  # type: ignore[attr-defined]
+
 
 @dataclass
 class MoveRun:

@@ -183,8 +183,8 @@ def dice_sequence(seed: int, n: int = 600) -> list[tuple[int, int]]:
     return [first] + [(rng.randint(1, 6), rng.randint(1, 6)) for _ in range(n)]
 
 
-def worker(args: tuple[int, list[int], str, str, int, str | None]) -> dict[str, object]:
-    index, pair_seeds, ours, gnubg_level, port, models = args
+def worker(args: tuple[int, list[int], str, str, int, str | None, str | None]) -> dict[str, object]:
+    index, pair_seeds, ours, gnubg_level, port, models, checkpoint = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from engine.analyser import Analyser
     from engine.levels import parse_level
@@ -210,6 +210,9 @@ def worker(args: tuple[int, list[int], str, str, int, str | None]) -> dict[str, 
                 rolls, 1, choose, engine, timing
             )  # we are seat 1: seat 0's points count against us
             pairs.append((a + b) / 2.0)
+            if checkpoint:  # one line per finished pair: a stopped run resumes where it was
+                with open(f"{checkpoint}.{index}", "a") as fh:
+                    fh.write(json.dumps({"seed": s, "pair": pairs[-1], "timing": timing}) + "\n")
     finally:
         engine.close()
     return {"pairs": pairs, "timing": timing}
@@ -622,20 +625,46 @@ def match_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_checkpoint(checkpoint: Path) -> dict[int, tuple[float, dict[str, float]]]:
+    """Finished pairs of an earlier run with the same options: seed -> (pair result, that worker's timing)."""
+    done: dict[int, tuple[float, dict[str, float]]] = {}
+    for part in sorted(checkpoint.parent.glob(checkpoint.name + ".*")):
+        for line in part.read_text().splitlines():
+            try:
+                row = json.loads(line)
+                done[int(row["seed"])] = (float(row["pair"]), dict(row["timing"]))
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a kill: that pair is played again
+    return done
+
+
 def money_main(args: argparse.Namespace) -> int:
     n_pairs = max(1, args.games // 2)
     seeds = [args.seed * 1_000_003 + i for i in range(n_pairs)]
-    chunks = [seeds[i :: args.workers] for i in range(args.workers)]
+    checkpoint = args.checkpoint or ROOT / "var" / "strength" / f"money_{args.ours}_{args.gnubg}_s{args.seed}"
+    checkpoint = Path(str(checkpoint).replace("=", "-").replace(",", "_"))
+    checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    done = read_checkpoint(checkpoint)
+    if done:
+        print(f"resuming: {sum(s in done for s in seeds)} of {n_pairs} pairs already played ({checkpoint}.*)")
+    todo = [s for s in seeds if s not in done]
+    chunks = [todo[i :: args.workers] for i in range(args.workers)]
+    run_id = len(list(checkpoint.parent.glob(checkpoint.name + ".*")))  # new files for this run's workers
     jobs = [
-        (i, chunk, args.ours, args.gnubg, args.port + i, args.models)
+        (run_id + i, chunk, args.ours, args.gnubg, args.port + i, args.models, str(checkpoint))
         for i, chunk in enumerate(chunks)
         if chunk
     ]
     t0 = time.time()
-    with mp.get_context("spawn").Pool(len(jobs)) as pool:
-        results = pool.map(worker, jobs)
-    pairs = [p for r in results for p in r["pairs"]]  # type: ignore[union-attr]
-    timing = {k: sum(r["timing"][k] for r in results) for k in results[0]["timing"]}  # type: ignore[index]
+    results: list[dict[str, Any]] = []
+    if jobs:
+        with mp.get_context("spawn").Pool(len(jobs)) as pool:
+            results = pool.map(worker, jobs)
+    pairs = [done[s][0] for s in seeds if s in done] + [p for r in results for p in r["pairs"]]
+    timing = {"our_moves": 0, "our_seconds": 0.0, "gnubg_moves": 0, "gnubg_seconds": 0.0}
+    for r in results:
+        for k in timing:
+            timing[k] += r["timing"][k]
     summary = summarise(pairs)
     summary.update(
         ours=args.ours,
@@ -676,6 +705,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--transcripts", action="store_true", help="match mode: keep each match's board lines")
     ap.add_argument("--out", type=Path, help="append the result as a JSON line to this file")
+    ap.add_argument(
+        "--checkpoint",
+        type=Path,
+        help="money duel: per-pair results go to CHECKPOINT.<worker> as they finish, and a rerun with the same "
+        "options skips the pairs found there (default var/strength/money_<ours>_<gnubg>_s<seed>)",
+    )
     args = ap.parse_args(argv)
     if args.matches is not None:
         if args.matches < 1 or args.length < 1:
