@@ -78,6 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--extra",
+        type=Path,
+        action="append",
+        default=[],
+        help="a folder with positions/ and labels/ shards used for training only (repeatable)",
+    )
     args = ap.parse_args(argv)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -89,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         val = shard == shard.max()  # the last shard is held out
     else:
         val = np.random.default_rng(args.seed).random(len(shard)) < 0.05
+    for extra in args.extra:  # training-only data: validation stays on the main data's held-out shard
+        more_boards, more_probs, _ = load_data(extra / "positions", extra / "labels", args.net)
+        print(f"{extra}: {len(more_boards)} more training positions")
+        boards = np.concatenate([boards, more_boards])
+        probs = np.concatenate([probs, more_probs])
+        val = np.concatenate([val, np.zeros(len(more_boards), dtype=bool)])
     x = torch.from_numpy(encode(boards))
     y = torch.from_numpy(probs.astype(np.float32))
     xt, yt, xv, yv = x[~val], y[~val], x[val], y[val]
