@@ -5,7 +5,8 @@
 
 Self-play reaches few small endings (a handful of chequers a side), so the race net learnt them badly although
 the databases answer them exactly. Half the positions pair two sides drawn uniformly from all 54,264 one-sided
-sides (mostly many chequers), half two sides of at most 6 chequers (the two-sided table's range). Labels are the
+sides (mostly many chequers), half two sides of 1..6 chequers (the two-sided table's range), the count drawn
+first so that the smallest endings are as common as the rest. Labels are the
 databases' five probabilities (``BearoffDatabase.evaluate``). Shards use ``train.fit``'s layout
 (``positions/shard_*.npz`` and ``labels/shard_*.npz``); existing shards are skipped.
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.bearoff import BearoffDatabase
-from engine.bearoff.ranking import all_sides, table_size
+from engine.bearoff.ranking import all_sides
 from engine.encoding import positions_to_array
 from engine.position import Position
 from train.progress import progress
@@ -29,10 +30,17 @@ TWO_SIDED_MAX = 6
 def sample_boards(n: int, rng: np.random.Generator) -> np.ndarray:
     """(n, 2, 25) int8 bearoff boards, every side with at least one chequer, all of them on points 1-6."""
     sides = all_sides()
-    small = table_size(TWO_SIDED_MAX)
     half = n // 2
-    me = np.concatenate([rng.integers(1, len(sides), half), rng.integers(1, small, n - half)])
-    opp = np.concatenate([rng.integers(1, len(sides), half), rng.integers(1, small, n - half)])
+    counts = sides.sum(axis=1)
+    by_count = [np.flatnonzero(counts == k) for k in range(TWO_SIDED_MAX + 1)]
+
+    def small(m: int) -> np.ndarray:
+        # A chequer count 1..6 first, then a spread: the one- and two-chequer endings are rare among ranks.
+        k = rng.integers(1, TWO_SIDED_MAX + 1, m)
+        return np.array([rng.choice(by_count[c]) for c in k], dtype=np.int64)
+
+    me = np.concatenate([rng.integers(1, len(sides), half), small(n - half)])
+    opp = np.concatenate([rng.integers(1, len(sides), half), small(n - half)])
     boards = np.zeros((n, 2, 25), dtype=np.int8)
     boards[:, 0, :6] = sides[me]
     boards[:, 1, :6] = sides[opp]
