@@ -277,6 +277,27 @@ static void gen_non_double(Found *f, const Board *b, int d1, int d2) {
     }
 }
 
+/* The board of a position given as gnubg's two sides of 25 counts (player on roll first, each in own numbering). */
+static void board_from_sides(Board *b, const uint8_t me[25], const uint8_t opp[25]) {
+    memset(b, 0, sizeof(*b));
+    for (int p = 1; p <= 24; p++) {
+        b->me[p] = me[p - 1];
+        b->them[p] = opp[24 - p];
+    }
+    b->me[BAR] = me[24];
+    b->them[BAR] = opp[24];
+}
+
+/* Every distinct position reachable from b with the roll d1-d2 into f (which the caller has initialised). */
+static void generate(Found *f, const Board *b, int d1, int d2) {
+    if (d1 == d2) {
+        uint8_t steps[MAX_STEPS][2];
+        gen_double(f, b, steps, 0, BAR, d1);
+    } else {
+        gen_non_double(f, b, d1, d2);
+    }
+}
+
 /* ---- Python objects -------------------------------------------------------------------------------------- */
 
 /* CPython's tuple hash (xxHash-based, the same from 3.8 to 3.13), so that Position's hash((me, opp)) is computed
@@ -559,22 +580,11 @@ static PyObject *legal_plays(PyObject *self, PyObject *args) {
     if (read_side(pos, S.pos_me, "player on roll", me) < 0 || read_side(pos, S.pos_opp, "opponent", opp) < 0)
         return NULL;
     Board start;
-    memset(&start, 0, sizeof(start));
-    for (int p = 1; p <= 24; p++) {
-        start.me[p] = me[p - 1];
-        start.them[p] = opp[24 - p];
-    }
-    start.me[BAR] = me[24];
-    start.them[BAR] = opp[24];
+    board_from_sides(&start, me, opp);
 
     Found found, *f = &found; /* on the stack: legal_plays may run again (from a finaliser) while it builds */
     found_init(f);
-    if (d1 == d2) {
-        uint8_t steps[MAX_STEPS][2];
-        gen_double(f, &start, steps, 0, BAR, d1);
-    } else {
-        gen_non_double(f, &start, d1, d2);
-    }
+    generate(f, &start, d1, d2);
     PyObject *list = NULL;
     const Result **order = NULL;
     if (f->failed) {
@@ -671,24 +681,13 @@ static PyObject *children(PyObject *self, PyObject *args) {
             goto done;
         }
         Board start;
-        memset(&start, 0, sizeof(start));
-        for (int p = 1; p <= 24; p++) {
-            start.me[p] = me[p - 1];
-            start.them[p] = opp[24 - p];
-        }
-        start.me[BAR] = me[24];
-        start.them[BAR] = opp[24];
+        board_from_sides(&start, me, opp);
         for (int k = 0; k < 21; k++) {
             int d1, d2;
             roll_dice(k, &d1, &d2);
             Found found, *f = &found;
             found_init(f);
-            if (d1 == d2) {
-                uint8_t steps[MAX_STEPS][2];
-                gen_double(f, &start, steps, 0, BAR, d1);
-            } else {
-                gen_non_double(f, &start, d1, d2);
-            }
+            generate(f, &start, d1, d2);
             if (!f->failed && f->n > order_cap) {
                 const Result **grown = PyMem_Realloc(order, sizeof(Result *) * f->n * 2);
                 if (grown) {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import random
 
 import numpy as np
 import pytest
@@ -24,6 +23,7 @@ from engine.moves import ROLLS, legal_plays, roll_children
 from engine.position import Position
 from engine.search import Search, first_best
 from tests.test_search import PipEvaluator
+from tests.test_search import _sample_positions as sample_positions
 
 MET = MatchEquityTable.load()
 
@@ -49,19 +49,6 @@ def cube_states() -> list[C.CubeInfo]:
             with contextlib.suppress(ValueError):  # impossible states (Crawford without a 1-away player ...)
                 states.append(C.CubeInfo(cube, owner, 0, length, (a, b), crawford))
     return states
-
-
-def sample_positions(n: int, seed: int) -> list[Position]:
-    rng = random.Random(seed)
-    out, pos = [], Position.initial()
-    while len(out) < n:
-        nxt = rng.choice(legal_plays(pos, (rng.randint(1, 6), rng.randint(1, 6)))).position
-        if nxt.is_over():
-            pos = Position.initial()
-            continue
-        pos = nxt.swap()
-        out.append(pos)
-    return out
 
 
 # -- the batch cube model against engine.cube ----------------------------------------------------------------
