@@ -28,27 +28,10 @@ from engine.moves import Move, legal_plays
 from engine.notation import format_fibs, parse_fibs_move_to_play
 from engine.record import MatchRecord, RecordBuilder
 from protocols.fibs.board import Side, format_board
+from protocols.fibs.server import TOGGLES as SERVER_TOGGLES
 
 RULES = Rules(crawford=True, jacoby=False, beavers=False)
-TOGGLES = [
-    "allowpip",
-    "autoboard",
-    "autodouble",
-    "automove",
-    "bell",
-    "crawford",
-    "double",
-    "greedy",
-    "moreboards",
-    "moves",
-    "notify",
-    "ratings",
-    "ready",
-    "report",
-    "silent",
-    "telnet",
-    "wrap",
-]
+TOGGLES = list(SERVER_TOGGLES)
 # A fresh account's toggles as BaldLies sets them (moreboards off, ready off: the bot must turn both on).
 DEFAULT_TOGGLES = {
     **dict.fromkeys(TOGGLES, False),

@@ -23,6 +23,7 @@ from typing import Final
 
 from engine.position import BAR
 from protocols.fibs.board import FibsBoard, Side
+from protocols.fibs.events import OWN_INFO_TOGGLES
 
 IAC, SB, SE, WILL, WONT, DO, DONT = 255, 250, 240, 251, 252, 253, 254
 ECHO = 1
@@ -31,25 +32,8 @@ ECHO_ON: Final = bytes((IAC, WONT, ECHO))
 CRLF: Final = b"\r\n"
 
 ORDINALS = ("first", "second", "third", "fourth")
-TOGGLES: tuple[str, ...] = (
-    "allowpip",
-    "autoboard",
-    "autodouble",
-    "automove",
-    "bell",
-    "crawford",
-    "double",
-    "greedy",
-    "moreboards",
-    "moves",
-    "notify",
-    "ratings",
-    "ready",
-    "report",
-    "silent",
-    "telnet",
-    "wrap",
-)
+# The toggles a user can set: those own-info reports, and the two about the terminal.
+TOGGLES: tuple[str, ...] = (*OWN_INFO_TOGGLES, "telnet", "wrap")
 SETTINGS: tuple[str, ...] = ("boardstyle", "linelength", "pagelength", "redoubles", "sortwho", "timezone")
 SORTWHO = ("login", "name", "rating", "rrating")
 MAX_NAME = 20
