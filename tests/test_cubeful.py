@@ -107,16 +107,26 @@ def test_collapse_takes_the_best_cube_action() -> None:
 
 def reference_node(ev: PipEvaluator, pos: Position, ci: C.CubeInfo, plies: int) -> float:
     """The value of ``ci`` for the player on roll after his best cube action, plies 0 or 1, one position
-    at a time with engine.cube: the recursion of Search.cubeful written out plainly (money only)."""
+    at a time with engine.cube: the recursion of Search.cubeful written out plainly. Money values are equities
+    per unit cube, match values the player's MWC."""
+
+    def no_double(probs: np.ndarray, state: C.CubeInfo, x: float) -> float:
+        if state.is_money:
+            return C.cubeful_equity(probs, state, x, MET)
+        return C.cubeful_mwc(probs, state, x, MET)
+
+    def best_action(state: C.CubeInfo, nd: float, taken: float) -> float:
+        take = 2.0 * taken if state.is_money else taken
+        cash = 1.0 if state.is_money else MET.mwc_after(*_away(state), state.cube)
+        return min(take, cash) if take >= nd and cash >= nd else nd
 
     def leaf(p: Position, state: C.CubeInfo) -> float:
         probs = ev.evaluate([p])[0]
         x = C.cube_efficiency(p)
-        nd = C.cubeful_equity(probs, state, x, MET)
+        nd = no_double(probs, state, x)
         if not state.cube_available:
             return nd
-        dt = 2.0 * C.cubeful_equity(probs, state.doubled(), x, MET)
-        return min(dt, 1.0) if dt >= nd and nd <= 1.0 else nd
+        return best_action(state, nd, no_double(probs, state.doubled(), x))
 
     if plies == 0 or pos.is_over():
         return leaf(pos, ci)
@@ -127,14 +137,20 @@ def reference_node(ev: PipEvaluator, pos: Position, ci: C.CubeInfo, plies: int) 
         for dice, weight in ROLLS:
             kids = [play.position.swap() for play in legal_plays(pos, dice)]
             best = min(kids, key=lambda k: leaf(k, reply))  # first of equals, as the search
-            total -= weight / 36.0 * leaf(best, state.swapped())
+            theirs = leaf(best, state.swapped())
+            total += weight / 36.0 * (-theirs if state.is_money else 1.0 - theirs)
         return total
 
     nd = no_cube_action(ci)
     if not ci.cube_available:
         return nd
-    dt = 2.0 * no_cube_action(ci.doubled())
-    return min(dt, 1.0) if dt >= nd and nd <= 1.0 else nd
+    return best_action(ci, nd, no_cube_action(ci.doubled()))
+
+
+def _away(state: C.CubeInfo) -> tuple[int, int]:
+    """(player on roll, opponent) points to go."""
+    a, b = state.away
+    return (a, b) if state.on_roll == 0 else (b, a)
 
 
 @pytest.mark.parametrize(
@@ -144,6 +160,10 @@ def reference_node(ev: PipEvaluator, pos: Position, ci: C.CubeInfo, plies: int) 
         C.CubeInfo.money(2, 0, 0),
         C.CubeInfo.money(2, 1, 0),
         C.CubeInfo.money(jacoby=False),
+        C.CubeInfo(1, -1, 0, 7, (2, 4)),
+        C.CubeInfo(2, 0, 0, 7, (5, 3)),
+        C.CubeInfo(1, -1, 0, 5, (2, 4)),  # post-Crawford, the trailer on roll
+        C.CubeInfo(1, -1, 0, 5, (4, 2), crawford=True),
     ],
 )
 def test_one_ply_cubeful_equals_the_plain_recursion(ci: C.CubeInfo) -> None:
