@@ -43,7 +43,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -57,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a plain script from anywhere
     sys.path.insert(0, str(ROOT))
 
+from bench._gnubg_batch import run_batch  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
 from engine.cube import CubeDecision, CubeDecisionKind, CubeInfo, DoublerAction, TakerAction  # noqa: E402
 from engine.encoding import encode, positions_to_array  # noqa: E402
@@ -306,47 +306,19 @@ def run_gnubg(
     requests: list[dict[str, object]], jobs: int, timeout: float, cpus: set[int]
 ) -> dict[int, dict[str, object]]:
     """Answers keyed by request index, from ``jobs`` gnubg processes (each on all of ``cpus``)."""
-    with tempfile.TemporaryDirectory(prefix="agreement_") as tmp:
-        procs, outs = [], []
-        for j in range(jobs):
-            src, out = Path(tmp, f"in{j}.jsonl"), Path(tmp, f"out{j}.jsonl")
-            src.write_text("".join(json.dumps(r) + "\n" for r in requests[j::jobs]))
-            out.touch()
-            env = dict(
-                os.environ, GAMMOND_AGREE_IN=str(src), GAMMOND_AGREE_OUT=str(out), GAMMOND_AGREE_THREADS="2"
-            )
-            procs.append(
-                subprocess.Popen(
-                    [GNUBG, "-t", "-q", "-r", "-p", str(WORKER)],
-                    env=env,
-                    cwd=tmp,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
-                )
-            )
-            outs.append(out)
-        deadline = time.monotonic() + timeout
-        try:
-            while any(p.poll() is None for p in procs):
-                done = sum(o.read_bytes().count(b"\n") for o in outs)
-                progress("gnubg 2-ply", done, len(requests), final=False)
-                if time.monotonic() > deadline:
-                    raise AgreementError(f"gnubg did not finish within {timeout:.0f} s")
-                time.sleep(1.0)
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-        answers: dict[int, dict[str, object]] = {}
-        for o in outs:
-            for line in o.read_text().splitlines():
-                ans = json.loads(line)
-                answers[int(ans.pop("i"))] = ans
-        progress("gnubg 2-ply", len(answers), len(requests), final=True)
-        return answers
+    try:
+        return run_batch(
+            GNUBG,
+            WORKER,
+            requests,
+            jobs,
+            timeout,
+            "GAMMOND_AGREE",
+            progress=lambda done, total, final: progress("gnubg 2-ply", done, total, final=final),
+            cpus=cpus or None,
+        )
+    except TimeoutError as exc:
+        raise AgreementError(str(exc)) from None
 
 
 # -- throughput -------------------------------------------------------------------------------------------

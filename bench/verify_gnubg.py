@@ -14,18 +14,16 @@ it must give the key back. gnubg runs in ``--jobs`` processes, each answering on
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench._gnubg_batch import run_batch
 from bench._positions import Roll, random_cases
 from engine.ids import GameState, MatchKey
 from engine.moves import IMPLEMENTATION, Move, _try_steps, legal_plays
@@ -99,47 +97,11 @@ def find_gnubg(explicit: str | None) -> str | None:
 
 def run_gnubg(gnubg: str, requests: list[dict[str, object]], jobs: int, timeout: float) -> dict[int, dict]:
     """Answers keyed by request index; shows progress on stderr while the gnubg processes work."""
-    with tempfile.TemporaryDirectory(prefix="verify_gnubg_") as tmp:
-        procs = []
-        outs = []
-        for j in range(jobs):
-            src, out = Path(tmp, f"in{j}.jsonl"), Path(tmp, f"out{j}.jsonl")
-            src.write_text("".join(json.dumps(r) + "\n" for r in requests[j::jobs]))
-            out.touch()
-            env = dict(
-                os.environ, GAMMOND_GNUBG_IN=str(src), GAMMOND_GNUBG_OUT=str(out), GAMMOND_GNUBG_THREADS="2"
-            )
-            procs.append(
-                subprocess.Popen(
-                    [gnubg, "-t", "-q", "-r", "-p", str(WORKER)],
-                    env=env,
-                    cwd=tmp,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            )
-            outs.append(out)
-        deadline = time.monotonic() + timeout
-        try:
-            while any(p.poll() is None for p in procs):
-                done = sum(o.read_bytes().count(b"\n") for o in outs)
-                print(f"\r  gnubg: {done}/{len(requests)} answered", end="", file=sys.stderr, flush=True)
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"gnubg did not finish within {timeout:.0f} s")
-                time.sleep(0.5)
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-        answers: dict[int, dict] = {}
-        for o in outs:
-            for line in o.read_text().splitlines():
-                ans = json.loads(line)
-                answers[ans.pop("i")] = ans
-        print(f"\r  gnubg: {len(answers)}/{len(requests)} answered", file=sys.stderr, flush=True)
-        return answers
+
+    def show(done: int, total: int, final: bool) -> None:
+        print(f"\r  gnubg: {done}/{total} answered", end="\n" if final else "", file=sys.stderr, flush=True)
+
+    return run_batch(gnubg, WORKER, requests, jobs, timeout, "GAMMOND_GNUBG", progress=show)
 
 
 @dataclass
