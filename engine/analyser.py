@@ -160,7 +160,6 @@ class Analyser:
             dice,
             plies,
             move_filter,
-            equity=self.cubeless_fn(ci),
             cube=ci,
             perturb=perturb,
         )

@@ -152,29 +152,27 @@ def leaf_values(
     their exact cubeful equities. Match play has none, so, as gnubg does, the exact money equities give the
     position's cube efficiency (where Janowski's money formula would meet them) for the match formula.
     """
+    rows = ~np.isnan(two_sided[:, 0]) if two_sided is not None else np.zeros(len(probs), dtype=bool)
+    column = TS_CENTRED if ci.centred else TS_OWNED if ci.owner == ci.on_roll else TS_OPPONENT
     if ci.is_money:
         out = money_values(probs, x, ci)
-        if two_sided is not None:
-            rows = ~np.isnan(two_sided[:, 0])
-            if rows.any():
-                column = TS_CENTRED if ci.centred else TS_OWNED if ci.owner == ci.on_roll else TS_OPPONENT
-                out[rows] = two_sided[rows, column]
-        return out
-    if two_sided is not None:
-        rows = ~np.isnan(two_sided[:, 0])
         if rows.any():
-            x = np.array(x, dtype=np.float64)
-            money = CubeInfo.money(1, ci.owner, ci.on_roll, jacoby=False)
-            p = probs[rows]
-            cubeless = 2.0 * p[:, WIN] - 1.0  # no gammons in a two-sided bearoff
-            live = money_values(p, np.ones(len(p)), money)
-            column = TS_CENTRED if ci.centred else TS_OWNED if ci.owner == ci.on_roll else TS_OPPONENT
-            exact = two_sided[rows, column]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                guess = (exact - cubeless) / (live - cubeless)
-            # gnubg keeps the guess within 0..the usual efficiency; a flat formula keeps the usual one.
-            guess = np.where(np.abs(live - cubeless) > 1e-4, guess, x[rows])
-            x[rows] = np.clip(guess, 0.0, x[rows])
+            assert two_sided is not None
+            out[rows] = two_sided[rows, column]
+        return out
+    if rows.any():
+        assert two_sided is not None
+        x = np.array(x, dtype=np.float64)
+        money = CubeInfo.money(1, ci.owner, ci.on_roll, jacoby=False)
+        p = probs[rows]
+        cubeless = 2.0 * p[:, WIN] - 1.0  # no gammons in a two-sided bearoff
+        live = money_values(p, np.ones(len(p)), money)
+        exact = two_sided[rows, column]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            guess = (exact - cubeless) / (live - cubeless)
+        # gnubg keeps the guess within 0..the usual efficiency; a flat formula keeps the usual one.
+        guess = np.where(np.abs(live - cubeless) > 1e-4, guess, x[rows])
+        x[rows] = np.clip(guess, 0.0, x[rows])
     return match_values(probs, x, ci, met)
 
 

@@ -49,6 +49,11 @@ def positions_to_array(positions: Sequence[Position], dtype: type = np.int8) -> 
     return flat.reshape(n, 2, 25)
 
 
+def boards_to_positions(boards: np.ndarray) -> list[Position]:
+    """The inverse of ``positions_to_array`` for boards known to be legal (the search's own children)."""
+    return [Position._trusted(tuple(map(int, b[0])), tuple(map(int, b[1]))) for b in boards]
+
+
 def encode(boards: np.ndarray) -> np.ndarray:
     """float32 inputs of shape (n, N_INPUTS) for boards of shape (n, 2, 25)."""
     b = np.asarray(boards, dtype=np.float32)

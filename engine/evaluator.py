@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.encoding import N_INPUTS, encode, positions_to_array
+from engine.encoding import N_INPUTS, boards_to_positions, encode, positions_to_array
 from engine.errors import EngineError
 from engine.position import Position, PositionClass
 
@@ -217,11 +217,9 @@ class CompositeEvaluator:
 
     def _evaluate(self, boards: np.ndarray, positions: Sequence[Position] | None) -> np.ndarray:
         def pick(rows: np.ndarray) -> list[Position]:
-            if positions is not None:
-                return [positions[i] for i in rows]
-            return [
-                Position._trusted(tuple(map(int, boards[i, 0])), tuple(map(int, boards[i, 1]))) for i in rows
-            ]
+            return (
+                [positions[i] for i in rows] if positions is not None else boards_to_positions(boards[rows])
+            )
 
         out = np.zeros((len(boards), 5))
         over, home, contact, crashed = route(boards)

@@ -28,7 +28,7 @@ import numpy as np
 
 from engine import cubeful as cf
 from engine.cube import CubeInfo
-from engine.encoding import positions_to_array
+from engine.encoding import boards_to_positions, positions_to_array
 from engine.evaluator import Evaluator, invert, money_equity, route
 from engine.met import MatchEquityTable
 from engine.moves import ROLLS, Play, legal_plays, roll_children
@@ -337,8 +337,4 @@ def _probs_of(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
     evaluate_boards = getattr(evaluator, "evaluate_boards", None)
     if evaluate_boards is not None:
         return evaluate_boards(boards)
-    return evaluator.evaluate(_positions(boards))
-
-
-def _positions(boards: np.ndarray) -> list[Position]:
-    return [Position._trusted(tuple(int(v) for v in b[0]), tuple(int(v) for v in b[1])) for b in boards]
+    return evaluator.evaluate(boards_to_positions(boards))
