@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -77,7 +78,8 @@ def fetch_pip_wheel(folder: Path) -> Path:
             for f in meta["urls"]
             if f["packagetype"] == "bdist_wheel" and f["filename"].endswith("-py3-none-any.whl")
         )
-        with urllib.request.urlopen(wheel["url"], timeout=120) as reply:
+        # PyPI gives absolute URLs; a mirror may give them relative to the JSON document.
+        with urllib.request.urlopen(urllib.parse.urljoin(PIP_JSON, wheel["url"]), timeout=120) as reply:
             data = reply.read()
     except (OSError, ValueError, KeyError, StopIteration) as exc:
         raise BootstrapError(

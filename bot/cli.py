@@ -18,10 +18,22 @@ COMMAND_MODULES = (
 )
 
 
+def version() -> str:
+    """The installed distribution's version (pyproject.toml), or "unknown" when run from an uninstalled tree."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("gammond")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gammond", description="gammond: a backgammon bot daemon and toolkit"
     )
+    parser.add_argument("--version", action="version", version=f"gammond {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -219,25 +219,33 @@ def _in_bearoff(pos: Position, points: int, chequers: int) -> bool:
 
 
 def render_ascii(pos: Position) -> str:
-    """A compact text board from the on-roll player's side: X = player on roll (moving 24 -> 1), O = opponent."""
+    """A text board from the on-roll player's side: X = player on roll (moving 24 -> 1, home 1-6 bottom right),
+    O = opponent. The bar column holds the chequers on the bar on the side where they enter (X top, O bottom),
+    the OFF column those borne off beside each home board (O top, X bottom)."""
     cells = pos.signed_points()
 
     def cell(p: int) -> str:
         n = cells[p]
-        if n == 0:
-            return " ."
-        return f"{abs(n):>1}{'X' if n > 0 else 'O'}" if abs(n) < 10 else f"{abs(n)}"[-2:]
+        return "  ." if n == 0 else f"{abs(n):>2}{'X' if n > 0 else 'O'}"
 
-    top = " ".join(cell(p) for p in range(13, 25))
-    bottom = " ".join(cell(p) for p in range(12, 0, -1))
+    def tray(n: int, who: str) -> str:
+        return "   " if n == 0 else f"{n:>2}{who}"
+
+    def labels(points: range) -> str:
+        return "".join(f"{p:>3}" for p in points)
+
+    def row(left: range, bar: str, right: range, off: str) -> str:
+        return f"{''.join(cell(p) for p in left)} |{bar}|{''.join(cell(p) for p in right)} |{off}".rstrip()
+
     pips = pos.pips()
     return "\n".join(
         [
-            " 13 14 15 16 17 18 19 20 21 22 23 24",
-            " " + top,
-            " " + bottom,
-            " 12 11 10  9  8  7  6  5  4  3  2  1",
-            f"bar X {pos.me[BAR]} O {pos.opp[BAR]}  off X {pos.off[0]} O {pos.off[1]}  pips X {pips[0]} O {pips[1]}",
+            f"{labels(range(13, 19))} |BAR|{labels(range(19, 25))} |OFF",
+            row(range(13, 19), tray(pos.me[BAR], "X"), range(19, 25), tray(pos.off[1], "O")),
+            row(range(12, 6, -1), tray(pos.opp[BAR], "O"), range(6, 0, -1), tray(pos.off[0], "X")),
+            f"{labels(range(12, 6, -1))} |BAR|{labels(range(6, 0, -1))} |OFF",
+            f"X on roll: pips {pips[0]}, bar {pos.me[BAR]}, off {pos.off[0]}"
+            f"   O: pips {pips[1]}, bar {pos.opp[BAR]}, off {pos.off[1]}",
             f"Position ID: {pos.position_id}",
         ]
     )

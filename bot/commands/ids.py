@@ -11,14 +11,24 @@ from engine.errors import InvalidDiceError, InvalidIdError
 from engine.ids import MatchKey
 from engine.moves import legal_plays
 from engine.position import Position
+from engine.xgid import _FIELDS as XGID_FIELDS
+from engine.xgid import parse_xgid
 
 
 def parse_gnubg_id(text: str) -> tuple[Position, MatchKey | None]:
-    """``POSID`` or ``POSID:MATCHID`` (an optional ``GNUBGID`` prefix is accepted, as gnubg prints it)."""
+    """``POSID``, ``POSID:MATCHID`` (an optional ``GNUBGID`` prefix is accepted, as gnubg prints it) or an XGID
+    (``XGID=...``, or its ten ``:``-separated fields without the prefix)."""
     text = text.strip()
+    if text.upper().startswith("XGID=") or text.count(":") == XGID_FIELDS - 1:
+        state = parse_xgid(text)
+        return state.position, state.match_key
     if text.upper().startswith("GNUBGID"):
         text = text[7:].strip()
     pos_part, sep, match_part = text.partition(":")
+    if ":" in match_part:
+        raise InvalidIdError(
+            f"{text!r} is neither POSID, POSID:MATCHID nor an XGID (XGID=board:cube:owner:turn:dice:...)"
+        )
     position = Position.from_id(pos_part)
     return position, (MatchKey.decode(match_part) if sep else None)
 
@@ -64,6 +74,13 @@ def describe_position(position: Position, key: MatchKey | None) -> dict[str, Any
     return obj
 
 
+def _dice_text(dice: list[int]) -> str:
+    """The roll as players say it, high die first ("dice 62"); "to roll" before the dice are thrown."""
+    if dice[0] == 0:
+        return "to roll"
+    return f"dice {max(dice)}{min(dice)}"
+
+
 def _position_text(obj: dict[str, Any], position: Position) -> str:
     lines = [str(position), f"Class: {obj['class']}"]
     m = obj.get("match")
@@ -72,7 +89,7 @@ def _position_text(obj: dict[str, Any], position: Position) -> str:
         owner = {-1: "centred", 0: "player 0", 1: "player 1"}[m["cube_owner"]]
         lines.append(
             f"Match ID: {obj['match_id']}  {length}, score {m['score'][0]}-{m['score'][1]}, "
-            f"cube {m['cube']} {owner}, player {m['on_roll']} on roll, dice {m['dice'][0]}{m['dice'][1]}"
+            f"cube {m['cube']} {owner}, player {m['on_roll']} on roll, {_dice_text(m['dice'])}"
             + (", Crawford game" if m["crawford"] else "")
         )
     return "\n".join(lines)
@@ -121,8 +138,8 @@ def cmd_moves(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("position", help="decode a gnubg position ID or POSID:MATCHID")
-    p.add_argument("id", help="POSID or POSID:MATCHID")
+    p = sub.add_parser("position", help="decode a gnubg position ID, POSID:MATCHID or an XGID")
+    p.add_argument("id", help="POSID, POSID:MATCHID or XGID=... (quote it: XGIDs hold no spaces but many ':')")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(func=cmd_position)
 

@@ -17,7 +17,8 @@ def register(sub: Any) -> None:
         "--config", type=Path, default=None, help="config file (default: ./config.toml if present)"
     )
     p.add_argument("--level", help="engine level, e.g. expert, worldclass or plies=1,noise=0.02")
-    p.add_argument("--port", type=int, help="port of the embedded server")
+    p.add_argument("--port", type=int, help="port of the embedded FIBS (telnet/CLIP) server")
+    p.add_argument("--web-port", type=int, help="port of the web page and WebSocket (0: none)")
     p.add_argument("--state-dir", type=Path, help="folder of the state database and heartbeat")
     p.add_argument("--archive-dir", type=Path, help="folder of the .mat archive")
     p.add_argument("--health-port", type=int, help="serve GET /healthz on 127.0.0.1 at this port")
@@ -31,6 +32,7 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
     pairs = {
         "engine.level": args.level,
         "server.port": args.port,
+        "server.web_port": args.web_port,
         "daemon.state_dir": args.state_dir,
         "daemon.archive_dir": args.archive_dir,
         "daemon.health_port": args.health_port,
