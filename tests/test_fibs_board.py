@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import os
 import re
 import shutil
 import socket
@@ -27,10 +26,7 @@ from protocols.fibs.board import (
     parse_board,
     split_board_line,
 )
-
-SHARED = Path(os.environ.get("GAMMOND_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-SAMPLES = SHARED / "samples" / "fibs"
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample pack not found at {SAMPLES}")
+from tests.samples import sample_files, sample_path
 
 SPEC = (
     "board:You:someplayer:3:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:6:2:0:0:1:1:1:0:1:-1:0:25"
@@ -71,7 +67,7 @@ def decoded_boards() -> list[tuple[str, str, str]]:
     """(label, board line, decoding) for each entry of board-lines-decoded.txt."""
     entries = []
     label = ""
-    lines = (SAMPLES / "board-lines-decoded.txt").read_text().splitlines()
+    lines = sample_path("fibs", "board-lines-decoded.txt").read_text().splitlines()
     for i, line in enumerate(lines):
         if line.startswith("["):
             label = line
@@ -106,7 +102,6 @@ def _decoding(text: str) -> dict[str, object]:
     }
 
 
-@needs_samples
 def test_every_decoded_board_line_gives_the_listed_position() -> None:
     entries = decoded_boards()
     assert len(entries) == 23
@@ -528,11 +523,10 @@ def _as_o_board(line: str) -> str:
     return ":".join(f)
 
 
-@needs_samples
 @pytest.mark.skipif(not Path(GNUBG).exists(), reason="gnubg is not installed")
 def test_every_sample_board_gets_gnubg_ids(tmp_path: Path) -> None:
     boards = set()
-    for path in SAMPLES.glob("*.txt"):
+    for path in sample_files("fibs", "*.txt"):
         for found in re.findall(r"board:[^\s:]+:[^\s:]+(?::-?\d+){50}\S*", path.read_text()):
             boards.add(split_board_line(found)[0].line())
     # Left out: boards between games (gnubg reads turn 0 as a turn) and 1-point matches (gnubg's external

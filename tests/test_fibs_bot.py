@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime
-import os
 import random
 import re
 from collections.abc import AsyncIterator, Callable
@@ -32,10 +31,7 @@ from protocols.fibs import events as ev
 from protocols.fibs.board import Side, format_board, parse_board
 from protocols.fibs.client import FibsClientProtocol
 from tests.fibs_fake_server import FakeFibsServer, RobotScript
-
-SHARED = Path(os.environ.get("GAMMOND_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-SAMPLES = SHARED / "samples" / "fibs"
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample pack not found at {SAMPLES}")
+from tests.samples import sample_path
 
 BRAS = Analyser(BrasEvaluator(), name="bras")  # deterministic and quick: no nets, no noise at "expert"
 PASSWORD = "s3cret-pw"
@@ -389,7 +385,7 @@ async def test_watches_by_config_whispers_verdicts_and_archives_the_watched_matc
 
 def _streams(name: str) -> dict[str, list[str]]:
     streams: dict[str, list[str]] = {}
-    for line in (SAMPLES / name).read_text(encoding="utf-8").split("\n"):
+    for line in sample_path("fibs", name).read_text(encoding="utf-8").split("\n"):
         m = re.match(r"\[(\w+) <\] ?(.*)$", line)
         if m:
             streams.setdefault(m[1], []).append(m[2])
@@ -409,7 +405,6 @@ def _tracker(names: tuple[str, str], watching: bool = True) -> MatchTracker:
     return MatchTracker(key="k", server="baldlies", names=names, length=3, started=started, watching=watching)
 
 
-@needs_samples
 @pytest.mark.parametrize("who, opponent", [("alice", "bob"), ("bob", "alice")])
 def test_tracker_follows_a_real_transcript_to_the_end(who: str, opponent: str) -> None:
     # The players' own moves are not in the server's lines: the boards after them are bridged.

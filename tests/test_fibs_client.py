@@ -6,10 +6,8 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
-import os
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -21,10 +19,7 @@ from protocols.fibs.board import Side, parse_board
 from protocols.fibs.cli_parse import run
 from protocols.fibs.client import FibsClientProtocol, FibsCommandError
 from protocols.fibs.lines import parse_line, split_glued
-
-SHARED = Path(os.environ.get("GAMMOND_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-SAMPLES = SHARED / "samples" / "fibs"
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample pack not found at {SAMPLES}")
+from tests.samples import needs_shared_pack, sample_files, sample_path
 
 SPEC_BOARD = (
     "board:You:someplayer:3:0:0:0:-2:0:0:0:0:5:0:3:0:0:0:-5:5:0:0:0:-3:0:-5:0:0:0:0:2:0:1:6:2:0:0:1:1:1:0:1:-1:0:25"
@@ -34,7 +29,7 @@ SPEC_BOARD = (
 
 def server_streams(name: str) -> dict[str, list[str]]:
     """The server lines of a sample file, per client: BaldLies transcripts interleave three clients."""
-    lines = (SAMPLES / name).read_text(encoding="utf-8").split("\n")
+    lines = sample_path("fibs", name).read_text(encoding="utf-8").split("\n")
     if not name.startswith("baldlies"):
         return {"server": lines}
     streams: dict[str, list[str]] = {}
@@ -112,12 +107,11 @@ EXPECTED_COUNTS = {
 }
 
 
-@needs_samples
+@needs_shared_pack("fibs")
 def test_the_expectations_cover_every_sample_file() -> None:
-    assert sorted(p.name for p in SAMPLES.glob("*.txt")) == sorted(EXPECTED_COUNTS)
+    assert sorted(p.name for p in sample_files("fibs", "*.txt")) == sorted(EXPECTED_COUNTS)
 
 
-@needs_samples
 @pytest.mark.parametrize("name", sorted(EXPECTED_COUNTS))
 def test_replay_sample_file(name: str) -> None:
     counts: Counter[str] = Counter()
@@ -131,7 +125,6 @@ def test_replay_sample_file(name: str) -> None:
     assert dict(counts) == EXPECTED_COUNTS[name]
 
 
-@needs_samples
 def test_gibbon_lines_left_unknown_are_only_the_unknowable_ones() -> None:
     unknown = [
         e
@@ -145,7 +138,6 @@ def test_gibbon_lines_left_unknown_are_only_the_unknowable_ones() -> None:
     assert unknown[-2].reason == "unknown CLIP code 20"
 
 
-@needs_samples
 @pytest.mark.parametrize(
     ("name", "moves_checked"),
     [
@@ -706,11 +698,10 @@ def test_random_protocol_like_text_never_raises(bits: list[str]) -> None:
     protocol.receive_eof()
 
 
-@needs_samples
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(1, 400), min_size=1, max_size=60))
 def test_reads_of_any_size_give_the_same_events(sizes: list[int]) -> None:
-    data = (SAMPLES / "gibbon-test-clip-reader-lines.txt").read_bytes().replace(b"\n", b"\r\n")
+    data = sample_path("fibs", "gibbon-test-clip-reader-lines.txt").read_bytes().replace(b"\n", b"\r\n")
     whole = FibsClientProtocol()
     expected = whole.receive_data(data) + whole.receive_eof()
     protocol = FibsClientProtocol()

@@ -4,9 +4,7 @@ client commands (abbreviations too) parse into typed commands; the line reader h
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -18,10 +16,7 @@ from protocols.fibs import server as fs
 from protocols.fibs.board import parse_board
 from protocols.fibs.client import FibsClientProtocol
 from protocols.fibs.lines import parse_line
-
-SHARED = Path(os.environ.get("GAMMOND_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-SAMPLES = SHARED / "samples" / "fibs"
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample pack not found at {SAMPLES}")
+from tests.samples import sample_files
 
 TOGGLES = {
     name: name in ("allowpip", "autoboard", "crawford", "double", "notify", "report") for name in fs.TOGGLES
@@ -400,14 +395,13 @@ def test_oldmoves_header_names_x_first() -> None:
 
 def _sample_lines() -> set[str]:
     lines: set[str] = set()
-    for path in SAMPLES.glob("*.txt"):
+    for path in sample_files("fibs", "*.txt"):
         for raw in path.read_text(encoding="utf-8").splitlines():
             m = re.match(r"\[\w+ <\] ?(.*)$", raw)
             lines.add((m[1] if m else raw).rstrip())
     return lines
 
 
-@needs_samples
 def test_documented_lines_are_word_for_word_as_in_the_samples() -> None:
     samples = _sample_lines()
     rendered = [

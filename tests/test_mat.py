@@ -21,9 +21,8 @@ from engine.ids import GameState
 from engine.match import GameResult, ResignLevel, Rules
 from engine.moves import Move
 from engine.record import Action, ActionKind, GameRecord, MatchRecord, RecordBuilder, RecordError
+from tests.samples import sample_path
 
-SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "mat"
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample pack not found at {SAMPLES}")
 GNUBG = os.environ.get("GNUBG", "/usr/games/gnubg")
 IMPORTER = Path(__file__).resolve().parents[1] / "bench" / "_gnubg_mat_import.py"
 
@@ -45,7 +44,7 @@ HOW = {GameState.OVER: "O", GameState.RESIGNED: "R", GameState.DROPPED: "D"}
 
 
 def sample_text(name: str) -> str:
-    return decode_text((SAMPLES / name).read_bytes())
+    return decode_text(sample_path("mat", name).read_bytes())
 
 
 def results(record: MatchRecord) -> str:
@@ -92,7 +91,6 @@ def game_rows(text: str) -> list[str]:
 # -- the samples --------------------------------------------------------------------------------------------
 
 
-@needs_samples
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_sample_reads_and_replays_to_gnubgs_results(name: str) -> None:
     record = read_mat(sample_text(name), source=name)
@@ -103,7 +101,6 @@ def test_every_sample_reads_and_replays_to_gnubgs_results(name: str) -> None:
     assert not record.partial
 
 
-@needs_samples
 def test_sample_details() -> None:
     xg = read_mat(sample_text("xg_money_session_drop.txt"))
     assert xg.names == ("me", "XG Roller+")  # from the score line: XG's "Player 1" is the right column
@@ -125,14 +122,12 @@ def test_sample_details() -> None:
     assert str(charlot.games[0].moves[1].move) == "6/5 8/5"  # the order played, as gnubg keeps it
 
 
-@needs_samples
 @pytest.mark.parametrize("name", GNUBG_EXPORTS)
 def test_the_writer_reproduces_gnubgs_export_byte_for_byte(name: str) -> None:
     text = sample_text(name)
     assert write_mat(read_mat(text), tags="gnubg", match_end=False) == text
 
 
-@needs_samples
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_samples_round_trip(name: str) -> None:
     record = read_mat(sample_text(name))
@@ -394,7 +389,6 @@ def test_score_lines_must_agree_with_the_games() -> None:
 # -- files cut short and damaged -----------------------------------------------------------------------------
 
 
-@needs_samples
 @pytest.mark.parametrize(
     "name", ["gnubg_export_charlot_7p.mat", "xg_money_session_drop.txt", "opengammon_vireo_vs_tester_5p.mat"]
 )
@@ -422,7 +416,6 @@ _FUZZ_SAMPLES = [
 ]
 
 
-@needs_samples
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     name=st.sampled_from(_FUZZ_SAMPLES),

@@ -25,9 +25,9 @@ from engine.notation import (
     parse_move,
 )
 from engine.position import Position
+from tests.samples import sample_path
 
 DATA = Path(__file__).parent / "data"
-SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "mat"
 OPENING = Position.initial()
 
 
@@ -339,13 +339,12 @@ _MAT_SAMPLES = [
 ]
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="needs the shared sample pack next to the project")
 @pytest.mark.parametrize("name", _MAT_SAMPLES)
 def test_sample_match_files_replay(name: str) -> None:
     """Every play of the sample matches (gnubg imports each file cleanly) resolves to a legal play; for
     gnubg's own exports ``format_mat`` reproduces each cell written in descending order byte for byte."""
     board, over, game, plays, exact = OPENING, False, 0, 0, 0
-    for cell_game, kind, column, dice, text in _mat_cells(SAMPLES / name):
+    for cell_game, kind, column, dice, text in _mat_cells(sample_path("mat", name)):
         if cell_game != game:
             board, over, game = OPENING, False, cell_game  # board seen by the left column's player
         if over or kind != "roll":
@@ -433,12 +432,11 @@ def test_fibs_move_resolves_for_either_side() -> None:
         parse_fibs_move_to_play("24-18 13-11", OPENING, (6, 2), 1)
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="needs the shared sample pack next to the project")
 def test_fibs_oldmoves_sample_replays() -> None:
     """X (direction +1) and O (-1) in gnubg's oldmoves import format, every play resolved and printed back."""
     line_re = re.compile(r"^([XO]): \(([1-6]) ([1-6])\) (.*)$")
     board, plays = OPENING, 0  # board as X sees it
-    for line in (SAMPLES / "fibs_oldmoves_3p_from_gnubg_selfplay.fibs").read_text().splitlines():
+    for line in sample_path("mat", "fibs_oldmoves_3p_from_gnubg_selfplay.fibs").read_text().splitlines():
         if line.startswith("Score is"):
             board = OPENING
         m = line_re.match(line)

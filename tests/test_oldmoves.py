@@ -4,7 +4,6 @@ money play, swapped names and scores, resignations, cut-short and broken texts."
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,14 +20,13 @@ from engine.formats import (
 from engine.ids import GameState
 from engine.match import GameResult, ResignLevel
 from engine.record import ActionKind, MatchRecord, RecordError
+from tests.samples import sample_path
 
-SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples" / "mat"
-needs_samples = pytest.mark.skipif(not SAMPLES.is_dir(), reason=f"sample pack not found at {SAMPLES}")
 FIBS_SAMPLE = "fibs_oldmoves_3p_from_gnubg_selfplay.fibs"
 
 
 def sample_text(name: str) -> str:
-    return decode_text((SAMPLES / name).read_bytes())
+    return decode_text(sample_path("mat", name).read_bytes())
 
 
 def plays(record: MatchRecord) -> list[list[tuple[object, ...]]]:
@@ -42,7 +40,6 @@ def plays(record: MatchRecord) -> list[list[tuple[object, ...]]]:
     ]
 
 
-@needs_samples
 def test_the_sample_is_the_same_match_as_the_mat_it_was_made_from() -> None:
     fibs = read_oldmoves(sample_text(FIBS_SAMPLE), source=FIBS_SAMPLE)
     mat = read_mat(sample_text("gnubg_selfplay_3p.mat"))
@@ -145,7 +142,6 @@ def test_text_level_errors_and_partial_texts() -> None:
     assert len(read_oldmoves(other).games) == 2
 
 
-@needs_samples
 def test_a_text_cut_short_reads_as_far_as_it_goes() -> None:
     text = sample_text(FIBS_SAMPLE)
     full = [a for g in read_oldmoves(text).games for a in g.actions]
