@@ -135,10 +135,7 @@ def run(cmd: list[str]) -> None:
 
 def ensure_installed(venv: Path, extras: str, editable: bool) -> Path:
     """The environment's interpreter, with gammond (and ``extras``) installed; pip runs only when needed."""
-    if venv_works(venv):
-        python = venv_python(venv)
-    else:
-        python = make_venv(venv)
+    python = venv_python(venv) if venv_works(venv) else make_venv(venv)
     stamp = read_stamp(venv)
     digest = inputs_digest()
     wanted = {"inputs": digest, "editable": editable, "root": str(ROOT)}
@@ -168,7 +165,9 @@ def exec_(argv: list[str]) -> None:
 
 def main(argv: list[str]) -> int:
     if sys.version_info[:2] < MIN_PYTHON:
-        say(f"gammond needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; this is {sys.version.split()[0]}")
+        say(
+            f"gammond needs Python {'.'.join(map(str, MIN_PYTHON))} or newer; this is {sys.version.split()[0]}"
+        )
         return 2
     venv = DEFAULT_VENV
     if argv[:1] == ["--venv"] and len(argv) >= 2:

@@ -540,4 +540,6 @@ def test_every_sample_board_gets_gnubg_ids(tmp_path: Path) -> None:
         me = 1 if board.to_act is Side.PLAYER else 0
         if (board.position_id, board.match_key(me=me).encode()) != (position_id, match_id):
             wrong.append(line)
-    assert wrong == [JIBS_O_BAR]  # gnubg misses JIBS's bar chequer in cell 0 (see GNUBG_IDS)
+    # gnubg misses JIBS's bar chequer in cell 0 (see GNUBG_IDS); that board is in board-lines-decoded.txt,
+    # part of the shared pack only.
+    assert wrong == [line for line in lines if line == JIBS_O_BAR]

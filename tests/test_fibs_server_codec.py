@@ -16,7 +16,7 @@ from protocols.fibs import server as fs
 from protocols.fibs.board import parse_board
 from protocols.fibs.client import FibsClientProtocol
 from protocols.fibs.lines import parse_line
-from tests.samples import sample_files
+from tests.samples import SHARED_SAMPLES, sample_files
 
 TOGGLES = {
     name: name in ("allowpip", "autoboard", "crawford", "double", "notify", "report") for name in fs.TOGGLES
@@ -506,7 +506,9 @@ def test_documented_lines_are_word_for_word_as_in_the_samples() -> None:
         fs.RETYPE_PASSWORD.rstrip(),
     ]
     missing = [line for line in rendered if line not in samples]
-    assert not missing
+    # This one line is quoted only by the FIBS specification's examples, which the repository does not hold.
+    spec_only = [] if (SHARED_SAMPLES / "fibs").is_dir() else [fs.already_logged_in()]
+    assert missing == spec_only
 
 
 def test_the_spec_says_no_period_where_the_clones_add_one() -> None:
