@@ -699,8 +699,8 @@ class FibsServer:
     def _cmd_bye(self, session: Session, command: fs.Command) -> None:
         self._close(session, "logs out")
 
-    def _cmd_help(self, session: Session, command: fs.Command) -> None:
-        session.send(*fs.help_lines())
+    def _cmd_help(self, session: Session, command: fs.Help) -> None:
+        session.send(*fs.help_lines(command.topic))
 
     def _cmd_time(self, session: Session, command: fs.Command) -> None:
         session.send(fs.time_line(_time_text(self.clock())))

@@ -133,9 +133,14 @@ class Table:
         return (s[seat], s[1 - seat])
 
     def take(self) -> list[Out]:
-        """The queued output, emptied."""
+        """The queued output, emptied. A board (``None``) is drawn when it is delivered, from the table as it is
+        then, so two boards for one target in one batch would print the same drawing twice (the board after
+        the opponent's move and the one after the roll that follows it at once): only the last is kept."""
         out, self.out = self.out, []
-        return out
+        last = {target: i for i, (target, text) in enumerate(out) if text is None}
+        return [
+            (target, text) for i, (target, text) in enumerate(out) if text is not None or last[target] == i
+        ]
 
     def board(self, seat: int, watcher: bool = False) -> str:
         """The ``board:`` line for ``seat`` (field 1 "You"), or as its watchers see it (field 1 its name)."""

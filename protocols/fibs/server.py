@@ -1683,7 +1683,13 @@ def time_line(text: str) -> str:
     return text
 
 
-def help_lines() -> list[str]:
+def help_lines(topic: str = "") -> list[str]:
+    """``help`` (the commands), ``help beginner`` (a first match step by step); own wording."""
+    topic = topic.strip().lower()
+    if topic == "beginner":
+        return BEGINNER_HELP
+    if topic:
+        return [f"** No help on '{topic[:40]}'. Try 'help' (the commands) or 'help beginner' (how to play)."]
     return [
         "Commands: who, rawwho, invite <user> <n|unlimited>, invite <user> (resume), join <user>, roll,",
         "  move <from-to ...>, double, accept, reject, redouble, resign n|g|b, board, pip, leave, join,",
@@ -1691,7 +1697,28 @@ def help_lines() -> list[str]:
         "  message <user> <text>, away <text>, back, toggle [name], set [name value], show saved|games|",
         "  watchers|savedcount <user>, oldmoves [user], gag <user>, blind <user>, time, bye.",
         "Moves use absolute points 1-24, 'bar' and 'off': O moves from 24 to 1, X from 1 to 24.",
+        "New here? 'help beginner' walks you through a first match.",
     ]
+
+
+BEGINNER_HELP = [
+    "Your first match, step by step:",
+    " 1. 'who' lists the players; a bot such as gammond is always ready to play.",
+    " 2. 'invite gammond 3' asks for a 3-point match (first to 3 points wins; 1 to 13 are usual).",
+    "    Someone invites you? 'join <name>' accepts.",
+    " 3. Each game starts with one die each; the higher die moves first with both dice.",
+    " 4. The board: your home board is at the bottom right and you bear off to the right;",
+    "    your letter (X or O) is on the line 'You (O)' under the board. Type 'board' to see it again.",
+    " 5. When the server says 'Please move', type the points you move from and to, one per die:",
+    "    'move 13-7 13-11' (or 'm 13-7 13-11'), 'move bar-22' from the bar, 'move 6-off' to bear off.",
+    "    Doubles move four times: 'm 8-5 8-5 6-3 6-3'. 'pip' shows the pip counts.",
+    " 6. At the start of your turn you may 'double' the stakes instead of rolling ('roll' otherwise);",
+    "    when doubled, 'accept' plays on for twice the points, 'reject' gives up the game.",
+    " 7. 'resign n' (or g, b) offers to give up a game; 'leave' stops, and the match is saved:",
+    "    'invite <name>' later resumes it.",
+    " 8. 'watch <user>' watches a match, 'kibitz <text>' talks to everyone there, 'tell <user> <text>' to one.",
+    "'help' lists every command; 'bye' logs out.",
+]
 
 
 def oldmoves_lines(
@@ -1733,9 +1760,20 @@ def ascii_board(board: FibsBoard) -> list[str]:
             return "    "
         return f"{count:^4}" if row == 4 and count > 5 else f"{letter:^4}"
 
-    def half_rows(left: range, right: range, rows: Iterable[int]) -> list[str]:
+    def bar_cell(count: int, letter: str, row: int) -> str:
+        # Stacked from the middle of the board outwards; five and more show their count in the fifth row.
+        depth = 4 - row
+        if count <= depth:
+            return "   "
+        return f"{count:^3}" if depth == 4 and count > 5 else f"{letter:^3}"
+
+    def half_rows(left: range, right: range, rows: Iterable[int], bar: tuple[int, str]) -> list[str]:
         return [
-            "  |" + "".join(cell(p, r) for p in left) + "|   |" + "".join(cell(p, r) for p in right) + "|"
+            "  |"
+            + "".join(cell(p, r) for p in left)
+            + f"|{bar_cell(*bar, r)}|"
+            + "".join(cell(p, r) for p in right)
+            + "|"
             for r in rows
         ]
 
@@ -1758,9 +1796,11 @@ def ascii_board(board: FibsBoard) -> list[str]:
     return [
         ("   " + "".join(map(label, top_left)) + "     " + "".join(map(label, top_right))).rstrip(),
         rule,
-        *half_rows(top_left, top_right, range(5)),
+        # Chequers on the bar sit on the side where they enter: the viewer's in the top half, facing the
+        # opponent's home board, the opponent's in the bottom half.
+        *half_rows(top_left, top_right, range(5), (position.me[BAR], mine)),
         "  |" + " " * 24 + "|BAR|" + " " * 24 + "|",
-        *half_rows(bottom_left, bottom_right, range(4, -1, -1)),
+        *half_rows(bottom_left, bottom_right, range(4, -1, -1), (position.opp[BAR], theirs)),
         rule,
         ("   " + "".join(map(label, bottom_left)) + "     " + "".join(map(label, bottom_right))).rstrip(),
         f"  {you} ({mine}): {board.player_score}   {board.opponent} ({theirs}): {board.opponent_score}   {length}",
