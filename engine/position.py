@@ -226,13 +226,13 @@ def render_ascii(pos: Position) -> str:
 
     def cell(p: int) -> str:
         n = cells[p]
-        return "  ." if n == 0 else f"{abs(n):>2}{'X' if n > 0 else 'O'}"
+        return "   ." if n == 0 else f"{abs(n):>3}{'X' if n > 0 else 'O'}"
 
     def tray(n: int, who: str) -> str:
-        return "   " if n == 0 else f"{n:>2}{who}"
+        return "    " if n == 0 else f"{n:>3}{who}"
 
     def labels(points: range) -> str:
-        return "".join(f"{p:>3}" for p in points)
+        return "".join(f"{p:>4}" for p in points)
 
     def row(left: range, bar: str, right: range, off: str) -> str:
         return f"{''.join(cell(p) for p in left)} |{bar}|{''.join(cell(p) for p in right)} |{off}".rstrip()
@@ -240,10 +240,10 @@ def render_ascii(pos: Position) -> str:
     pips = pos.pips()
     return "\n".join(
         [
-            f"{labels(range(13, 19))} |BAR|{labels(range(19, 25))} |OFF",
+            f"{labels(range(13, 19))} | BAR|{labels(range(19, 25))} | OFF",
             row(range(13, 19), tray(pos.me[BAR], "X"), range(19, 25), tray(pos.off[1], "O")),
             row(range(12, 6, -1), tray(pos.opp[BAR], "O"), range(6, 0, -1), tray(pos.off[0], "X")),
-            f"{labels(range(12, 6, -1))} |BAR|{labels(range(6, 0, -1))} |OFF",
+            f"{labels(range(12, 6, -1))} | BAR|{labels(range(6, 0, -1))} | OFF",
             f"X on roll: pips {pips[0]}, bar {pos.me[BAR]}, off {pos.off[0]}"
             f"   O: pips {pips[1]}, bar {pos.opp[BAR]}, off {pos.off[1]}",
             f"Position ID: {pos.position_id}",

@@ -98,7 +98,7 @@ def _position_text(obj: dict[str, Any], position: Position) -> str:
 def cmd_position(args: argparse.Namespace) -> int:
     position, key = parse_gnubg_id(args.id)
     obj = describe_position(position, key)
-    emit(obj, args.json, lambda o: _position_text(o, position))
+    emit(obj, args.json, lambda o: _position_text(o, position), out=sys.stdout)
     return 0
 
 
@@ -130,7 +130,7 @@ def cmd_moves(args: argparse.Namespace) -> int:
     position, _ = parse_gnubg_id(args.id)
     reply = moves_reply(position, parse_dice(args.dice))
     if args.json:
-        emit(reply, True, str)
+        emit(reply, True, str, out=sys.stdout)
     else:
         for i, m in enumerate(reply["moves"], 1):
             print(f"{i:3d}. {m['move'] or '(no legal move)':<28s} {m['position_id']}")

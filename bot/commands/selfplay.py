@@ -42,16 +42,46 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
     return 0
 
 
+DESCRIPTION = """\
+Play the bot against itself, both sides at the same level, and archive each finished match in the archive
+folder as a Jellyfish .mat file (the daemon's naming: DATE_selfplay_gammond-a-vs-gammond-b_Np.mat), which GNU
+Backgammon imports. The cube is in play (Crawford rule in matches). The same --seed plays the same matches;
+a match already archived under the same seed, number and length is not written twice.
+
+Output: one line per finished match, "match N: A-B in G games -> FILE", or with --json one object a line:
+{"match": N, "file": PATH, "length": L, "games": G, "score": [A, B]}.
+"""
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("selfplay", help="play the bot against itself and archive each match as .mat")
-    p.add_argument("--matches", type=int, default=1)
-    p.add_argument("--length", type=int, default=5, help="match length; 0 plays a money session of 3 games")
-    p.add_argument("--level", default="expert")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", default="oldmoves", help="archive folder (default oldmoves)")
-    p.add_argument("--models", help="model folder (default: the shipped nets)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--json", action="store_true")
+    from engine.levels import LEVELS
+
+    p = sub.add_parser(
+        "selfplay",
+        help="play the bot against itself and archive each match as .mat",
+        description=DESCRIPTION,
+        epilog="example: gammond selfplay --matches 10 --length 7 --level advanced --out oldmoves",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--matches", type=int, default=1, metavar="N", help="how many matches (default 1)")
+    p.add_argument(
+        "--length",
+        type=int,
+        default=5,
+        metavar="POINTS",
+        help="match length in points (default 5); 0 plays a money session of 3 games",
+    )
+    p.add_argument(
+        "--level",
+        default="expert",
+        help=f"engine level of both sides (default expert): {', '.join(LEVELS)}, or explicit settings such as "
+        "plies=1,noise=0.02 or expert,noise=0.01",
+    )
+    p.add_argument("--seed", type=int, default=1, help="seed of the dice and the levels' noise (default 1)")
+    p.add_argument("--out", default="oldmoves", metavar="DIR", help="archive folder (default oldmoves)")
+    p.add_argument("--models", metavar="DIR", help="model folder (default: the shipped nets)")
+    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads (default 1)")
+    p.add_argument("--json", action="store_true", help="one JSON object per finished match")
     p.set_defaults(func=cmd_selfplay)
 
 
