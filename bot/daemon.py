@@ -179,7 +179,9 @@ class Daemon:
 
     async def _start(self) -> None:
         c = self.config
-        self.log.info("starting", pid=os.getpid(), config=c.redacted())
+        from bot import startup  # here, not at the top: keeps this edit local (a concise summary, issue 16)
+
+        self.log.info("starting", pid=os.getpid(), **startup.summary(c))
         state_dir = Path(c.daemon.state_dir)
         state_dir.mkdir(parents=True, exist_ok=True)
         self.store = StateStore.open(state_dir)

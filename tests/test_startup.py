@@ -1,0 +1,90 @@
+"""The daemon's "starting" log line: a concise flat summary, not the whole config as one dict (issue 16, 9)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import io
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from bot import logs
+from bot.config import Config, DaemonConfig, EmbeddedServerConfig, KibitzConfig, ServerConfig
+from bot.daemon import Daemon
+from bot.startup import summary
+from engine.analyser import Analyser
+from engine.bras import BrasEvaluator
+
+SECRET = "hunter2-very-secret"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_summary_of_the_embedded_default() -> None:
+    fields = summary(Config())
+    assert fields["engine"] == "expert" and fields["models"] == "shipped"
+    assert fields["fibs"] == "127.0.0.1:4321" and fields["web"] == "127.0.0.1:8080"
+    assert (
+        fields["bots"] == "gammond" and fields["state_dir"] == "var" and fields["archive_dir"] == "oldmoves"
+    )
+    assert "level" not in fields  # structlog writes the log level under that key
+    assert all(isinstance(v, str | int | list) for v in fields.values())  # flat: no nested dict
+
+
+def test_summary_names_external_servers_without_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GAMMOND_TEST_PW", SECRET)
+    config = Config(
+        server=EmbeddedServerConfig(enabled=False),
+        servers=(
+            ServerConfig(
+                name="fibs", host="fibs.example", port=4321, user="gammond", password_env="GAMMOND_TEST_PW"
+            ),
+            ServerConfig(
+                name="bg", protocol="bgammon", address="wss://bg.example/ws", user="g2", password_file="/x"
+            ),
+        ),
+        kibitz=KibitzConfig(enabled=True),
+    )
+    fields = summary(config)
+    assert fields["fibs"] == "off" and "web" not in fields
+    assert fields["servers"] == [
+        "fibs: gammond@fibs.example:4321 (fibs)",
+        "bg: g2@wss://bg.example/ws (bgammon)",
+    ]
+    assert fields["kibitz"] == "kibitz"
+    assert SECRET not in repr(fields) and "GAMMOND_TEST_PW" not in repr(fields)
+
+
+async def test_the_daemon_logs_the_summary_on_one_line(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    logs.setup("json", "info", stream=stream)
+    port = _free_port()
+    config = Config(
+        daemon=DaemonConfig(state_dir=tmp_path / "var", archive_dir=tmp_path / "old", heartbeat_interval=0.1),
+        server=dataclasses.replace(EmbeddedServerConfig(), port=port, web_port=0),
+    )
+    daemon = Daemon(config, analyser=Analyser(BrasEvaluator(), name="bras"))
+    task = asyncio.create_task(daemon.run())
+    try:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 10
+        while '"embedded server listening"' not in stream.getvalue():
+            assert loop.time() < end, stream.getvalue()
+            await asyncio.sleep(0.02)
+        daemon.signal("SIGTERM")
+        await asyncio.wait_for(task, 10)
+    finally:
+        task.cancel()
+        logs.setup("console")
+    [line] = [line for line in stream.getvalue().splitlines() if '"starting"' in line]
+    event = json.loads(line)
+    assert event["level"] == "info" and event["engine"] == "expert"
+    assert event["fibs"] == f"127.0.0.1:{port}" and event["web"] == "off"
+    assert "config" not in event and len(line) < 400
