@@ -3,17 +3,21 @@ turn (issue 16, items 11)."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import random
 from pathlib import Path
 
+from bot.server.scripted import RandomPlayer
 from bot.server.table import Table
 from engine.dice import ManualDice
 from engine.moves import legal_plays
 from engine.notation import format_fibs
 from engine.position import BAR
+from protocols.fibs import events as ev
 from protocols.fibs import server as fs
 from protocols.fibs.board import parse_board
-from tests.test_fibs_server import Harness
+from tests.test_fibs_server import Harness, start_match
 
 # bob (X, on the bar) as alice (O) sees it on BaldLies (the line of tests/test_fibs_board.py).
 ALICE_VIEW = (
@@ -108,3 +112,42 @@ def test_each_turn_draws_the_board_once() -> None:
     assert mover.count(None) == 1  # the board after the move
     watchers = [text for who, text in out if who >= 2]
     assert watchers.count(None) == 2  # one for each seat's watchers
+
+
+async def test_a_person_sees_one_board_per_turn_through_a_match(tmp_path: Path) -> None:
+    """ann at a terminal (drawn boards) against a CLIP robot: between two of her rolls she sees the board after
+    her roll and after her move, never again after bob's move (the board with her next roll shows that)."""
+    harness = Harness(tmp_path / "server.sqlite3")
+    await harness.server.start()
+    try:
+        ann, bob = await harness.client("ann"), await harness.client("bob")
+        ann.send("set boardstyle 1")
+        await ann.expect_raw("Value of 'boardstyle' set to 1.")
+        await start_match(ann, bob, 1)
+        robot = asyncio.create_task(RandomPlayer(bob, random.Random(3)).play(60))
+        lines: list[str] = []
+        while True:
+            event = await ann.expect(lambda e: True, 30)
+            lines.append(event.raw)
+            if isinstance(event, ev.MatchWon):
+                break
+            if event.raw == "It's your turn to move." or event.raw.startswith("Please move"):
+                session = harness.server.online["ann"]
+                table, seat = session.table, session.seat
+                assert table is not None and seat is not None
+                state = table.state
+                play = legal_plays(state.position, state.dice)[0]
+                ann.send("move " + format_fibs(play.move, table.direction(seat)))
+            elif isinstance(event, ev.RollOrDouble):
+                ann.send("roll")
+        await robot
+    finally:
+        await harness.close()
+    rolls = [i for i, line in enumerate(lines) if line.startswith("You roll ")]
+    assert len(rolls) >= 3
+    bob_moved = 0
+    for start, end in itertools.pairwise(rolls):
+        window = lines[start:end]
+        assert sum("|BAR|" in line for line in window) <= 2, window
+        bob_moved += any(line.startswith("bob moves") for line in window)
+    assert bob_moved >= 2
