@@ -139,7 +139,9 @@ def cmd_moves(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("position", help="decode a gnubg position ID, POSID:MATCHID or an XGID")
-    p.add_argument("id", help="POSID, POSID:MATCHID or XGID=...")
+    p.add_argument(
+        "id", help="POSID, POSID:MATCHID or XGID=... (a bare XGID starting with - needs -- before it)"
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.set_defaults(func=cmd_position)
 
