@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
+import structlog
 
 from bot import logs
 from bot.config import Config, DaemonConfig, EmbeddedServerConfig, KibitzConfig, ServerConfig
@@ -64,6 +65,7 @@ def test_summary_names_external_servers_without_secrets(monkeypatch: pytest.Monk
 
 async def test_the_daemon_logs_the_summary_on_one_line(tmp_path: Path) -> None:
     stream = io.StringIO()
+    saved = structlog.get_config()
     logs.setup("json", "info", stream=stream)
     port = _free_port()
     config = Config(
@@ -82,7 +84,7 @@ async def test_the_daemon_logs_the_summary_on_one_line(tmp_path: Path) -> None:
         await asyncio.wait_for(task, 10)
     finally:
         task.cancel()
-        logs.setup("console")
+        structlog.configure(**saved)
     [line] = [line for line in stream.getvalue().splitlines() if '"starting"' in line]
     event = json.loads(line)
     assert event["level"] == "info" and event["engine"] == "expert"
