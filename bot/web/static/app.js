@@ -270,7 +270,7 @@ function renderLobby() {
     if (p.accepts) name.append(html('span', acceptsText(p.accepts), 'tag accepts'));
     if (p.web) name.append(html('span', 'web', 'tag'));
     if (p.away) name.append(html('span', 'away', 'tag'));
-    tr.insertCell().textContent = p.rating.toFixed(0);
+    name.append(' ', html('span', p.rating.toFixed(0), 'muted small rating'));
     tr.insertCell().textContent = p.playing ? `playing ${p.playing}` : p.watching ? `watching ${p.watching}` : p.ready ? 'ready' : '';
     const cell = tr.insertCell();
     if (me && p.name === me) $('ready').checked = p.ready; // the checkbox follows the list, never the reverse
@@ -688,10 +688,6 @@ function renderBoard(view = null) {
   const v = view || currentView();
   if (!animating) drawLastMove(marks, layer, b);
   drawView(layer, v);
-  // pip counts on the board's edge beside each side's home
-  const pv = pipsOf(v);
-  el('text', { x: G.tray + G.trayWidth / 2, y: G.mid - 8, class: 'pipcount' }, layer, String(pv[1]));
-  el('text', { x: G.tray + G.trayWidth / 2, y: G.mid + 16, class: 'pipcount' }, layer, String(pv[0]));
   // cube: centred in the middle, else at its owner's edge; an offered cube shows the value offered
   const cubeY = b.doubled ? G.mid - G.cube / 2 : b.cube_owner === 0 ? G.bottom - G.cube - 4 : b.cube_owner === 1 ? G.top + 4 : G.mid - G.cube / 2;
   el('rect', { x: G.cubeX, y: cubeY, width: G.cube, height: G.cube, rx: 5, class: `cube${b.doubled ? ' offered' : ''}` }, layer);
@@ -718,13 +714,6 @@ function renderBoard(view = null) {
   svg.setAttribute('aria-label', boardSummary());
   renderInfo(complete);
   if (!$('board-text').hidden) describeBoard();
-}
-
-function pipsOf(v) {
-  let me = 25 * v.bar[0];
-  let them = 25 * v.bar[1];
-  v.points.forEach((n, i) => { if (n > 0) me += n * (i + 1); else if (n < 0) them += -n * (24 - i); });
-  return [me, them];
 }
 
 function sideName(side) { return app.board.names[side]; }
@@ -769,19 +758,25 @@ function cubeText(b) {
 
 function renderInfo(complete) {
   const b = app.board;
-  $('name-bottom').textContent = b.names[0] + (b.player ? ' (you)' : '');
+  $('name-bottom').textContent = b.names[0];
+  $('chip-bottom').title = b.player ? `${b.names[0]} (you)` : b.names[0];
   $('name-top').textContent = b.names[1];
   $('score-bottom').textContent = String(b.score[0]);
   $('score-top').textContent = String(b.score[1]);
   $('score-bottom').setAttribute('aria-label', `score ${b.score[0]}`);
   $('score-top').setAttribute('aria-label', `score ${b.score[1]}`);
-  $('pips-bottom').textContent = `${b.pips[0]} pips`;
-  $('pips-top').textContent = `${b.pips[1]} pips`;
+  for (const [id, n] of [['pips-bottom', b.pips[0]], ['pips-top', b.pips[1]]]) {
+    if ($(id).dataset.n === String(n)) continue;
+    $(id).dataset.n = String(n);
+    $(id).replaceChildren(String(n), html('span', ' pips', 'pw'));
+    $(id).setAttribute('aria-label', `${n} pips`);
+  }
   $('cube-bottom').textContent = b.cube_owner === 0 ? `cube ${b.cube}` : '';
   $('cube-top').textContent = b.cube_owner === 1 ? `cube ${b.cube}` : '';
   $('chip-bottom').classList.toggle('to-act', b.to_act === 0);
   $('chip-top').classList.toggle('to-act', b.to_act === 1);
-  $('match-info').textContent = gameInfo(b) + (b.cube_owner < 0 && b.state === 'playing' && !b.crawford ? ' · cube centred' : '');
+  const cube = b.state !== 'playing' || b.crawford ? '' : ` · ${cubeText(b)}`;
+  $('match-info').textContent = gameInfo(b) + cube;
   $('position-id').textContent = b.position_id;
   $('match-id').textContent = b.match_id;
   const status = statusText();
