@@ -241,6 +241,34 @@ class Page:
                 },
             )
 
+    async def centre(self, selector: str, timeout: float = 10.0) -> tuple[float, float]:
+        x, y = await self.wait_for(
+            f"""(() => {{ const e = document.querySelector({json.dumps(selector)});
+              if (!e) return null; const r = e.getBoundingClientRect();
+              return r.width && r.height ? [r.left + r.width / 2, r.top + r.height / 2] : null; }})()""",
+            timeout,
+        )
+        return x, y
+
+    async def drag(self, source: str, target: str) -> None:
+        """Press on ``source``, move to ``target`` in a few steps, release there."""
+        (x0, y0), (x1, y1) = await self.centre(source), await self.centre(target)
+        await self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x0, "y": y0})
+        await self.send(
+            "Input.dispatchMouseEvent",
+            {"type": "mousePressed", "x": x0, "y": y0, "button": "left", "buttons": 1, "clickCount": 1},
+        )
+        for i in range(1, 6):
+            x, y = x0 + (x1 - x0) * i / 5, y0 + (y1 - y0) * i / 5
+            await self.send(
+                "Input.dispatchMouseEvent",
+                {"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1},
+            )
+        await self.send(
+            "Input.dispatchMouseEvent",
+            {"type": "mouseReleased", "x": x1, "y": y1, "button": "left", "buttons": 0, "clickCount": 1},
+        )
+
     async def type(self, selector: str, text: str) -> None:
         await self.eval(f"document.querySelector({json.dumps(selector)}).focus({{preventScroll: true}})")
         await self.send("Input.insertText", {"text": text})
