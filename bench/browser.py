@@ -283,6 +283,7 @@ async def run_match(
     screenshot: Path | None = None,
     animate_first: int = 3,
     snapshot_at: int = 8,
+    dark: bool = False,
     timeout: float = 600.0,
 ) -> MatchReport:
     """One match of ``name`` against the daemon's bot in a page of ``size``, watched by a guest page of
@@ -291,6 +292,10 @@ async def run_match(
     rng = random.Random(seed)
     report = MatchReport(f"{size[0]}x{size[1]}", f"{spectator_size[0]}x{spectator_size[1]}", length)
     player = await browser.new_page(*size, mobile=size[0] < 600)
+    if dark:  # the page follows the system's colour scheme
+        await player.send(
+            "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]}
+        )
     watcher = await browser.new_page(*spectator_size, mobile=spectator_size[0] < 600)
     started = time.monotonic()
     await _login(player, daemon.url, name)
@@ -421,6 +426,7 @@ async def suite(sizes: list[tuple[int, int]], length: int, level: str) -> list[M
                 seed=i + 1,
                 name=f"player{i + 1}",
                 screenshot=shot,
+                dark=size[0] < 600,  # the phone shows the dark theme
             )
             reports.append(report)
             print(

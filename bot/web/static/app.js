@@ -181,6 +181,7 @@ const HANDLERS = {
       app.sent = false;
     }
     if (msg.player) { app.invitations.clear(); app.pendingInvite = null; }
+    if (!previous) renderChart();
     const moves = app.movesSinceBoard;
     app.movesSinceBoard = [];
     renderInvitations();
@@ -634,10 +635,12 @@ function drawLastMove(marks, layer, b) {
   for (const p of fromPts) if (!toPts.has(p)) markPoint(marks, p, 'last-from', m.side);
   for (const p of toPts) markPoint(marks, p, 'last-to', m.side);
   // one arrow per step, from where the chequer left to where it landed
-  for (const [src, dst] of m.steps) {
+  for (const [src, dst] of m.steps) { // bowed towards the middle, so that steps along one row stay apart
     const a = pointCentre(src, m.side);
     const z = pointCentre(dst, m.side);
-    el('line', { x1: a[0], y1: a[1], x2: z[0], y2: z[1], class: 'last-arrow', 'marker-end': 'url(#arrow)' }, layer);
+    const cx = (a[0] + z[0]) / 2;
+    const cy = (a[1] + z[1]) / 2 + (G.mid - (a[1] + z[1]) / 2) * 0.45 + (a[1] === z[1] ? (a[1] < G.mid ? 40 : -40) : 0);
+    el('path', { d: `M${a[0]},${a[1]} Q${cx},${cy} ${z[0]},${z[1]}`, class: 'last-arrow', 'marker-end': 'url(#arrow)' }, layer);
   }
   // the dice it played stay on its half of the board until the next roll covers them
   const theirHalf = m.side === 0 ? G.right + 3 * G.point : G.left + 3 * G.point;
@@ -1141,6 +1144,9 @@ function renderChart() {
   el('text', { x: (L + R) / 2, y: 128, 'text-anchor': 'middle', class: 'chart-text' }, svg, 'moves →');
   const b = app.board;
   const list = [...app.kibitzes.values()].sort((a, c) => a.game - c.game || a.index - c.index);
+  if (!list.length && b && b.player && !app.closed) {
+    el('text', { x: (L + R) / 2, y: (T + B) / 2 + 16, 'text-anchor': 'middle', class: 'chart-text' }, svg, 'the engine’s view comes when the match is over');
+  }
   if (!list.length || !b) return;
   const seat = b.seats[0];
   const value = (k) => {
