@@ -67,6 +67,7 @@ PROBE = """(() => {
     playedDice: document.querySelectorAll('#dynamic .played-dice [data-die]').length,
     lastLine: document.getElementById('lastmove').textContent,
     cubes: a.cubes.size, cubeText: document.getElementById('cube-kibitz').textContent,
+    matchInfo: document.getElementById('match-info').textContent,
   };
 })()"""
 
@@ -74,7 +75,10 @@ LOBBY_CHECK = """(() => {
   const shown = (e) => { const s = getComputedStyle(e); return s.display !== 'none' && s.visibility !== 'hidden' && e.getClientRects().length > 0; };
   const boxes = [...document.querySelectorAll('main > section, #panels, .panel, #invitations, #board, #scorebar, #actions')];
   const empty = boxes.filter(shown).filter((e) => !e.textContent.trim() && !e.querySelector('button:not([hidden]), input, svg *'));
+  const me = window.gammond.me && document.querySelector(`tr[data-player="${window.gammond.me.name}"]`);
+  const listed = me ? me.cells[1].textContent === 'ready' : null;
   return { match: shown(document.getElementById('match')), empty: empty.map((e) => e.id || e.className),
+           ready: [document.getElementById('ready').checked, listed],
            board: document.getElementById('board').childElementCount, moves: document.querySelectorAll('#movelist td').length };
 })()"""
 
@@ -209,6 +213,7 @@ class MatchReport:
     spectator_cube_verdicts: int = 0
     spectator_cube_text: str = ""
     doubled: bool = False
+    between_games: int = 0  # probes between two games (the header checked each time)
     result: str = ""
     lobby_empty_panels: list[str] = field(default_factory=list)
     screenshot: str = ""
@@ -216,6 +221,8 @@ class MatchReport:
 
 
 async def _login(page: Page, url: str, name: str) -> None:
+    await page.goto(url)
+    await page.eval("localStorage.clear()")  # the settings of an earlier match in this browser
     await page.goto(url)
     await page.wait_for("document.body.dataset.phase === 'guest'")
     await page.type("#login-name", name)
@@ -238,6 +245,10 @@ async def _lobby_clean(page: Page, report: MatchReport, when: str) -> None:
     _check(not lobby["match"], f"{when}: the match area shows in the lobby")
     _check(not lobby["empty"], f"{when}: empty panels in the lobby: {lobby['empty']}")
     _check(lobby["board"] == 0 and lobby["moves"] == 0, f"{when}: the old board or move list is still there")
+    checkbox, listed = lobby["ready"]
+    _check(
+        listed is None or checkbox == listed, f"{when}: the ready checkbox says {checkbox}, the list {listed}"
+    )
 
 
 async def _enter_play(
@@ -252,11 +263,12 @@ async def _enter_play(
         report.plays["typed"] += 1
         return
     steps = play["steps"]
+    sent_before = await page.eval("gammond.playsSent")
     for i, (src, dst) in enumerate(steps):
         await page.click(f'#hits rect[data-point="{src}"]')
         await page.click(f'#hits rect.dest[data-point="{dst}"]')
-        entered = await page.eval("gammond.partial.length + (gammond.sent ? 100 : 0)")
-        if entered >= 100:  # auto-commit sent the complete play
+        entered, sent = await page.eval("[gammond.partial.length, gammond.playsSent]")
+        if sent > sent_before:  # auto-commit sent the complete play
             report.plays["auto"] += 1
             return
         if way == 2 and i == 0:  # take the step back, then enter it again
@@ -284,6 +296,7 @@ async def run_match(
     animate_first: int = 3,
     snapshot_at: int = 8,
     dark: bool = False,
+    autocommit_after: int = 9,
     timeout: float = 600.0,
 ) -> MatchReport:
     """One match of ``name`` against the daemon's bot in a page of ``size``, watched by a guest page of
@@ -321,6 +334,12 @@ async def run_match(
         report.max_scroll = max(report.max_scroll, probe["scrollY"])
         if probe["state"] in ("closed", "over"):
             break
+        if probe["state"] == "between":  # the header speaks of the game over and the next one
+            _check(
+                "over · next: game" in probe["matchInfo"],
+                f"between games the header says {probe['matchInfo']!r}",
+            )
+            report.between_games += 1
         actions = probe["actions"]
         if (
             probe["sent"]
@@ -356,6 +375,14 @@ async def run_match(
             if report.opponent_moves_seen == animate_first:
                 await player.eval("gammond.settings.animate = false")
         if "move" in actions:
+            if count == autocommit_after:  # from here on a complete play goes at once (the setting)
+                await player.click("#settings summary")
+                if not await player.eval("document.getElementById('set-autocommit').checked"):
+                    await player.click("#set-autocommit")
+                await player.click("#settings summary")
+                _check(
+                    await player.eval("gammond.settings.autocommit") is True, "auto-commit did not switch on"
+                )
             await _enter_play(player, probe, count, rng, report)
             count += 1
         elif "double" in actions and not report.doubled and probe["pips"][0] + 25 < probe["pips"][1]:

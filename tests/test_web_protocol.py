@@ -163,7 +163,9 @@ SERVER_SAMPLES: list[wm.Message] = [
     wm.Lobby(
         (
             wm.PlayerInfo("alice", False, True, False, "bob", None, 1500.5, 3, True),
-            wm.PlayerInfo("gammond", True, True, False, None, None, 1600.0, 9, False, wm.Accepts(1, 7, False)),
+            wm.PlayerInfo(
+                "gammond", True, True, False, None, None, 1600.0, 9, False, wm.Accepts(1, 7, False)
+            ),
         ),
         (wm.MatchInfo("m-1", ("alice", "bob"), 5, (1, 2), 3),),
     ),

@@ -552,6 +552,8 @@ def test_the_cube_verdict_gives_the_three_equities_and_who_erred(analyser: Analy
     take = analyse_cube(analyser, taker, "take", match="m", game=1, index=3)
     assert drop is not None and take is not None and drop.player == take.player == 1 and drop.doubler == 0
     assert drop.best == take.best == "drop" and drop.equity_lost == 0.0 < take.equity_lost
+    owned = analyse_cube(analyser, ahead.replace(cube=2, cube_owner=0), "double", match="m", game=1, index=4)
+    assert owned is not None and owned.verdict.startswith("Redouble") and owned.action == "double"
     crawford = start.replace(match_length=5, score=(4, 0), crawford=True)
     assert analyse_cube(analyser, crawford, "no_double", match="m", game=1, index=2) is None  # no cube
 

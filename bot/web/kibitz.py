@@ -127,7 +127,10 @@ def analyse_cube(
         value = nd if action == "no_double" else answered
         lost = max(nd, answered) - value
         player = doubler
-    verdict = f"{VERDICTS[doubler_action]}, {TAKER_WORDS[decision.taker_action]}"
+    words = VERDICTS[doubler_action]
+    if not ci.centred:  # gnubg says redouble once the cube has been turned
+        words = words.replace("double", "redouble").replace("Double", "Redouble")
+    verdict = f"{words}, {TAKER_WORDS[decision.taker_action]}"
     return CubeKibitz(
         match=match,
         game=game,

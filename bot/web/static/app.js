@@ -36,6 +36,7 @@ const app = {
   movesSinceBoard: [], // move events since the last board (the animation plays them)
   animating: false,
   animationToken: 0,
+  playsSent: 0,
   settings: { autocommit: false, animate: true },
   boardTimes: {}, // seq -> Date.now() when the board was drawn (the spectator-latency check reads it)
   reconnectDelay: 500,
@@ -911,6 +912,7 @@ function done() {
 
 function sendPlay(play) {
   app.sent = true;
+  app.playsSent += 1;
   app.partial = play.steps.slice();
   send({ type: 'move', steps: play.steps });
   renderBoard();
