@@ -71,6 +71,12 @@ PROBE = """(() => {
   };
 })()"""
 
+MOVE_LIST = """(() => [...document.querySelectorAll('#movelist tbody')].map((body) => {
+  const rows = [...body.rows].filter((r) => !r.classList.contains('game'));
+  return { numbers: rows.map((r) => r.cells[0].textContent),
+           entries: rows.reduce((n, r) => n + [1, 2].filter((i) => r.cells[i].dataset.used).length, 0) };
+}))()"""
+
 LOBBY_CHECK = """(() => {
   const shown = (e) => { const s = getComputedStyle(e); return s.display !== 'none' && s.visibility !== 'hidden' && e.getClientRects().length > 0; };
   const boxes = [...document.querySelectorAll('main > section, #panels, .panel, #invitations, #board, #scorebar, #actions')];
@@ -416,6 +422,15 @@ async def run_match(
         _check(
             seen["cubes"] > 0 and "Verdict" in seen["cubeText"], f"the spectator saw no cube verdict: {seen}"
         )
+    if length:
+        kibitz = await watcher.eval("document.getElementById('kibitz').textContent")
+        _check("match winning chances" in kibitz, f"the kibitz gives no match winning chances: {kibitz!r}")
+    for game, listed in enumerate(await player.eval(MOVE_LIST), 1):  # full moves: 1. first second
+        numbers, entries = listed["numbers"], listed["entries"]
+        _check(
+            numbers == [f"{n}." for n in range(1, len(numbers) + 1)], f"game {game}: moves numbered {numbers}"
+        )
+        _check(entries >= 2 * len(numbers) - 2, f"game {game}: {entries} entries in {len(numbers)} rows")
     if screenshot is not None:
         await player.screenshot(screenshot)
         report.screenshot = (

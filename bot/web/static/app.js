@@ -829,9 +829,9 @@ function boardSummary() {
 
 function listSide(v, side) {
   const parts = [];
-  for (let p = 24; p >= 1; p--) {
-    const n = countAt(v, side, p);
-    if (n) parts.push(`${n} on ${side === 0 ? p : 25 - p}`);
+  for (let own = 24; own >= 1; own--) { // in that side's own numbering, from its 24 point down
+    const n = countAt(v, side, side === 0 ? own : 25 - own);
+    if (n) parts.push(`${n} on ${own}`);
   }
   if (v.bar[side]) parts.push(`${v.bar[side]} on the bar`);
   if (v.off[side]) parts.push(`${v.off[side]} borne off`);
