@@ -82,7 +82,8 @@ LOBBY_CHECK = """(() => {
   const boxes = [...document.querySelectorAll('main > section, #panels, .panel, #invitations, #board, #scorebar, #actions')];
   const empty = boxes.filter(shown).filter((e) => !e.textContent.trim() && !e.querySelector('button:not([hidden]), input, svg *'));
   const me = window.gammond.me && document.querySelector(`tr[data-player="${window.gammond.me.name}"]`);
-  const listed = me ? me.cells[1].textContent === 'ready' : null;
+  const doing = me && me.querySelector('.doing');
+  const listed = me ? !!doing && doing.textContent === 'ready' : null;
   return { match: shown(document.getElementById('match')), empty: empty.map((e) => e.id || e.className),
            ready: [document.getElementById('ready').checked, listed],
            board: document.getElementById('board').childElementCount, moves: document.querySelectorAll('#movelist td').length };

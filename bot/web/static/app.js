@@ -273,7 +273,8 @@ function renderLobby() {
     if (p.web) name.append(html('span', 'web', 'tag'));
     if (p.away) name.append(html('span', 'away', 'tag'));
     name.append(' ', html('span', p.rating.toFixed(0), 'muted small rating'));
-    tr.insertCell().textContent = p.playing ? `playing ${p.playing}` : p.watching ? `watching ${p.watching}` : p.ready ? 'ready' : '';
+    const doing = p.playing ? `playing ${p.playing}` : p.watching ? `watching ${p.watching}` : p.ready ? 'ready' : '';
+    if (doing) name.append(html('div', doing, 'doing small'));
     const cell = tr.insertCell();
     if (me && p.name === me) $('ready').checked = p.ready; // the checkbox follows the list, never the reverse
     if (me && p.name !== me && p.ready && !p.playing) {
