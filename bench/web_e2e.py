@@ -3,7 +3,7 @@
 Runs the embedded FIBS server and the web port on loopback, with a bot account ``gammond`` logged in over
 FIBS (CLIP) that plays the engine's 0-ply best moves. Then:
 
-1. **Browser match** (Debian ``/usr/bin/chromium`` through Playwright, phone-sized page): log in, invite the
+1. **Browser match** (Debian ``/usr/bin/chromium`` through the DevTools protocol, ``bench/cdp.py``; phone-sized page): log in, invite the
    bot to a 1-point match, play it to the end by clicking the legal moves the page offers (source point,
    then destination, then Done), see the result; a second page (desktop size, a guest) watches the same
    match. Screenshots: ``bench/results/web_match.png`` (the player) and ``web_spectator.png``.
@@ -48,15 +48,6 @@ from protocols.fibs.board import Side
 from protocols.web import messages as wm
 
 RESULTS = Path(__file__).with_name("results")
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 LIMIT_MS = 200.0  # a spectator sees every board within this of the player
 BOT = "gammond"
 PASSWORD = "secret1"
@@ -146,39 +137,37 @@ def _summary(values: list[float]) -> dict[str, float | int]:
 
 
 async def browser_match(stack: Stack, headed: bool) -> dict[str, Any]:
-    from playwright.async_api import async_playwright
+    from bench.cdp import Browser
 
+    if headed:
+        print("--headed is not supported by the DevTools client: running headless")
     url = stack.web.url
     report: dict[str, Any] = {"url": url}
     RESULTS.mkdir(exist_ok=True)
     started = time.monotonic()
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=not headed, args=CHROMIUM_FLAGS)
-        phone = await browser.new_context(viewport={"width": 412, "height": 915}, device_scale_factor=2)
-        desk = await browser.new_context(viewport={"width": 1280, "height": 900})
-        page = await phone.new_page()
-        watcher = await desk.new_page()
-        console: list[str] = []
-        for p in (page, watcher):
-            p.on("pageerror", lambda exc: console.append(f"page error: {exc}"))
+    browser = await Browser.launch()
+    try:
+        page = await browser.new_page(412, 915, mobile=True)
+        watcher = await browser.new_page(1280, 900)
         await page.goto(url)
         await watcher.goto(url)
-        await page.wait_for_selector("body[data-phase=guest]")
-        await page.fill("#login-name", "alice")
-        await page.fill("#login-password", PASSWORD)
+        await page.wait_for("document.body.dataset.phase === 'guest'")
+        await page.type("#login-name", "alice")
+        await page.type("#login-password", PASSWORD)
         await page.click("#btn-login")
-        await page.wait_for_selector("body[data-phase=user]")
-        await page.fill("#invite-length", "1")
+        await page.wait_for("document.body.dataset.phase === 'user'")
+        await page.eval("document.getElementById('invite-length').value = '1'")
+        await page.eval("gammond.settings.animate = false")  # the latency is measured, not the animation
         await page.click(f"tr[data-player={BOT}] button.invite")
-        await page.wait_for_selector("#board[data-seq]")
+        await page.wait_for("document.getElementById('board').dataset.seq !== undefined")
         # the guest watches the same match as soon as it is in its lobby
-        await watcher.click("#matches button.watch", timeout=10_000)
-        await watcher.wait_for_selector("#board[data-seq]")
+        await watcher.click("#matches button.watch", timeout=10)
+        await watcher.wait_for("document.getElementById('board').dataset.seq !== undefined")
         moves = clicks = drags = 0
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
-            state = await page.evaluate(
-                "() => ({seq: gammond.board.seq, actions: gammond.board.actions, state: gammond.board.state,"
+            state = await page.eval(
+                "({seq: gammond.board.seq, actions: gammond.board.actions, state: gammond.board.state,"
                 " closed: !!gammond.closed, sent: gammond.sent, legal: gammond.board.legal})"
             )
             if state["closed"] or state["state"] == "over":
@@ -188,17 +177,15 @@ async def browser_match(stack: Stack, headed: bool) -> dict[str, Any]:
                 play = random.Random(state["seq"]).choice(state["legal"])
                 for i, (src, dst) in enumerate(play["steps"]):
                     if moves % 4 == 3 and i == 0:  # now and then a chequer is dragged instead
-                        await page.drag_and_drop(
-                            f'#hits rect[data-point="{src}"]', f'#hits rect[data-point="{dst}"]'
-                        )
+                        await page.drag(f'#hits rect[data-point="{src}"]', f'#hits rect[data-point="{dst}"]')
                         drags += 1
                         continue
                     await page.click(f'#hits rect[data-point="{src}"]')
                     if moves == 2 and i == 1:  # one picture of a move being entered
-                        await page.screenshot(path=str(RESULTS / "web_match_move.png"))
+                        await page.screenshot(RESULTS / "web_match_move.png")
                     await page.click(f'#hits rect.dest[data-point="{dst}"]')
                     clicks += 2
-                await page.click("#btn-done:not([disabled])")
+                await page.click("#btn-done")
                 moves += 1
             else:
                 for action in ("roll", "next_game", "take", "reject_resign"):
@@ -206,18 +193,18 @@ async def browser_match(stack: Stack, headed: bool) -> dict[str, Any]:
                         await page.click(f"#btn-{action}")
                         break
             with contextlib.suppress(Exception):
-                await page.wait_for_function(
-                    f"() => gammond.board.seq !== {state['seq']} || !!gammond.closed", timeout=10_000
-                )
-        await page.wait_for_selector("body[data-match-state=closed]", timeout=10_000)
-        status = await page.text_content("#status")
-        await page.wait_for_timeout(300)  # the analysis arrives with the end: let the chart draw
-        await page.screenshot(path=str(RESULTS / "web_match.png"), full_page=True)
-        await watcher.wait_for_selector("body[data-match-state=closed]", timeout=10_000)
-        await watcher.screenshot(path=str(RESULTS / "web_spectator.png"), full_page=True)
-        player_times = await page.evaluate("() => gammond.boardTimes")
-        watcher_times = await watcher.evaluate("() => gammond.boardTimes")
-        watcher_kibitz = await watcher.evaluate("() => gammond.kibitzes.size")
+                await page.wait_for(f"gammond.board.seq !== {state['seq']} || !!gammond.closed", 10)
+        await page.wait_for("document.body.dataset.matchState === 'closed'", 10)
+        status = await page.eval("document.getElementById('status').textContent")
+        await asyncio.sleep(0.3)  # the analysis arrives with the end: let the chart draw
+        await page.screenshot(RESULTS / "web_match.png")
+        await watcher.wait_for("document.body.dataset.matchState === 'closed'", 10)
+        await watcher.screenshot(RESULTS / "web_spectator.png")
+        player_times = await page.eval("gammond.boardTimes")
+        watcher_times = await watcher.eval("gammond.boardTimes")
+        watcher_kibitz = await watcher.eval("gammond.kibitzes.size")
+        console = list(browser.console)
+    finally:
         await browser.close()
     joined = min((int(s) for s in watcher_times), default=0)  # the board it got on joining is not a live one
     lags = [

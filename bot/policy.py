@@ -56,6 +56,20 @@ class Verdict:
     resume: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class AcceptedLengths:
+    """The match lengths an invitation may name and be accepted (rule 3 and 4), for those who invite: the
+    web page offers only these."""
+
+    min_length: int
+    max_length: int
+    unlimited: bool
+
+
+def accepted_lengths(config: PolicyConfig) -> AcceptedLengths:
+    return AcceptedLengths(config.min_length, config.max_length, config.allow_unlimited)
+
+
 def _folded(names: Collection[str]) -> set[str]:
     return {n.casefold() for n in names}
 

@@ -161,7 +161,12 @@ SERVER_SAMPLES: list[wm.Message] = [
     wm.Error("bad_json", "not JSON: x"),
     wm.Notice("You invited bob to a 1 point match."),
     wm.Lobby(
-        (wm.PlayerInfo("alice", False, True, False, "bob", None, 1500.5, 3, True),),
+        (
+            wm.PlayerInfo("alice", False, True, False, "bob", None, 1500.5, 3, True),
+            wm.PlayerInfo(
+                "gammond", True, True, False, None, None, 1600.0, 9, False, wm.Accepts(1, 7, False)
+            ),
+        ),
         (wm.MatchInfo("m-1", ("alice", "bob"), 5, (1, 2), 3),),
     ),
     wm.Invitation("bob", None),
@@ -183,6 +188,7 @@ SERVER_SAMPLES: list[wm.Message] = [
         0.6,
         0,
     ),
+    wm.CubeKibitz("m-1", 2, 5, 1, "bob", 0, "drop", "take", "Double, take", 0.4, 0.6, 1.0, 0.2, 0),
     wm.Analysis("m-1", ()),
     wm.MatchClosed("m-1", "finished", "alice"),
     wm.MatchClosed("m-1", "saved"),

@@ -17,17 +17,18 @@ from typing import Any
 import pytest
 import websockets
 
-from bot.config import EmbeddedServerConfig
+from bot.config import EmbeddedServerConfig, PolicyConfig
 from bot.server.scripted import RandomPlayer, ScriptedClient
 from bot.server.server import FibsServer
 from bot.web import start_web
-from bot.web.kibitz import KibitzError, analyse_move
+from bot.web.kibitz import KibitzError, analyse_cube, analyse_move
 from bot.web.server import WebService
 from engine.analyser import Analyser
 from engine.dice import MersenneDice
 from engine.match import MatchState, Rules
 from engine.moves import Move, legal_plays
 from engine.notation import format_fibs
+from engine.position import Position
 from protocols.fibs import events as ev
 from protocols.fibs.board import Side
 from protocols.web import messages as wm
@@ -102,7 +103,7 @@ class WebClient:
 
 
 class Harness:
-    def __init__(self, path: Path, analyser: Analyser | None) -> None:
+    def __init__(self, path: Path, analyser: Analyser | None, policy: PolicyConfig | None = None) -> None:
         seeds = itertools.count(1)
         self.fibs = FibsServer(
             path,
@@ -112,7 +113,7 @@ class Harness:
             max_commands_per_second=1000.0,
             dice_factory=lambda: MersenneDice(next(seeds)),
         )
-        self.web = WebService(self.fibs, analyser, port=0)
+        self.web = WebService(self.fibs, analyser, port=0, policy=policy)
         self.clients: list[WebClient | ScriptedClient] = []
 
     async def start(self) -> None:
@@ -140,8 +141,8 @@ class Harness:
             )
         return client
 
-    async def telnet(self, name: str, *, ready: bool = True) -> ScriptedClient:
-        await self.fibs.ensure_account(name, PASSWORD)
+    async def telnet(self, name: str, *, ready: bool = True, bot: bool = False) -> ScriptedClient:
+        await self.fibs.ensure_account(name, PASSWORD, bot=bot)
         client = ScriptedClient(name, PASSWORD, port=self.fibs.port)
         await client.connect()
         await client.login()
@@ -227,6 +228,9 @@ async def test_the_page_and_its_files_are_served_and_nothing_else(harness: Harne
     assert status == 200 and headers["content-type"].startswith("text/javascript")
     assert b"PROTOCOL_VERSION = 1" in body
     assert (await http_get(port, "/style.css"))[0] == 200
+    status, headers, body = await http_get(port, "/favicon.ico")  # browsers ask for it: no 404 in the log
+    assert status == 200 and headers["content-type"] == "image/x-icon"
+    assert body[:4] == b"\x00\x00\x01\x00" and int(headers["content-length"]) == len(body)
     for path in ("/../server.py", "/static/app.js", "/nope", "/hub.py"):
         assert (await http_get(port, path))[0] == 404
 
@@ -526,3 +530,111 @@ def _ci(state: MatchState) -> Any:
     from engine.player import cube_info
 
     return cube_info(state)
+
+
+def test_the_cube_verdict_gives_the_three_equities_and_who_erred(analyser: Analyser) -> None:
+    rules = Rules(crawford=True, jacoby=False, beavers=False)
+    opening = MatchState.new_match(5, rules, ("a", "b")).new_game((3, 1))
+    start = opening.replace(position=Position.initial(), dice=(0, 0))
+    quiet = analyse_cube(analyser, start, "no_double", match="m", game=1, index=2)
+    assert quiet is not None and quiet.verdict == "No double, take" and quiet.best == "no_double"
+    assert quiet.equity_lost == 0.0 and quiet.no_double > quiet.double_take
+    wasted = analyse_cube(analyser, start, "double", match="m", game=1, index=2)
+    assert wasted is not None and wasted.best == "no_double" and wasted.equity_lost > 0.05
+    # a bear-off race far ahead (45 pips to 75, no gammons left): double, pass
+    far = Position.from_points({1: 3, 2: 3, 3: 3, 4: 3, 5: 3, 19: -5, 20: -5, 21: -5})
+    ahead = start.replace(position=far)
+    verdict = analyse_cube(analyser, ahead, "no_double", match="m", game=1, index=2)
+    assert verdict is not None and verdict.best == "double" and verdict.equity_lost > 0.01
+    assert verdict.verdict.endswith("pass") and verdict.double_pass < verdict.double_take
+    taker = ahead.double()
+    drop = analyse_cube(analyser, taker, "drop", match="m", game=1, index=3)
+    take = analyse_cube(analyser, taker, "take", match="m", game=1, index=3)
+    assert drop is not None and take is not None and drop.player == take.player == 1 and drop.doubler == 0
+    assert drop.best == take.best == "drop" and drop.equity_lost == 0.0 < take.equity_lost
+    owned = analyse_cube(analyser, ahead.replace(cube=2, cube_owner=0), "double", match="m", game=1, index=4)
+    assert owned is not None and owned.verdict.startswith("Redouble") and owned.action == "double"
+    crawford = start.replace(match_length=5, score=(4, 0), crawford=True)
+    assert analyse_cube(analyser, crawford, "no_double", match="m", game=1, index=2) is None  # no cube
+
+
+async def test_a_spectator_gets_the_cube_verdicts(kibitz_harness: Harness) -> None:
+    web = await kibitz_harness.user("alice")
+    bob = await kibitz_harness.telnet("bob")
+    guest = await kibitz_harness.guest()
+    await web.send(wm.Invite("bob", 3))
+    await bob.expect(ev.Invitation)
+    bob.send("join alice")
+    bob_task = asyncio.create_task(RandomPlayer(bob, random.Random(6), take=1.0).play(30))
+    rng = random.Random(7)
+    board = await web.expect(wm.BoardView)
+    await guest.send(wm.Watch(board.match, 0))
+    while "double" not in board.actions:
+        if "move" in board.actions:
+            await web.send(wm.MovePlay(rng.choice(board.legal).steps))
+        board = await web.expect(wm.BoardView)
+    await web.send(wm.Double())
+    await web.expect(lambda m: isinstance(m, wm.GameEvent) and m.kind == "take")
+    double = await guest.expect(lambda m: isinstance(m, wm.CubeKibitz) and m.action == "double", timeout=10)
+    assert double.name == "alice" and double.player == double.doubler == 0
+    assert double.verdict and double.best in ("double", "no_double") and double.equity_lost >= 0
+    take = await guest.expect(lambda m: isinstance(m, wm.CubeKibitz) and m.action == "take", timeout=10)
+    assert take.name == "bob" and take.player == 1 and take.doubler == 0 and take.index == double.index + 1
+    player = asyncio.create_task(play_web(web, rng, lambda m: False))
+    held = await guest.expect(lambda m: isinstance(m, wm.CubeKibitz) and m.player == 1, timeout=20)
+    player.cancel()
+    assert held.action in ("no_double", "double") and held.doubler == 1  # bob's rolls with his cube
+    assert not web.seen(wm.CubeKibitz)  # the players get no help while they play
+    late = await kibitz_harness.guest()  # a spectator who comes later gets them with the analysis
+    await late.send(wm.Watch(board.match, 1))
+    analysis = await late.expect(wm.Analysis)
+    assert {k.action for k in analysis.cubes} >= {"double", "take", held.action}
+    bob_task.cancel()
+
+
+async def test_a_bots_lengths_are_in_the_lobby_and_its_refusal_is_an_error(tmp_path: Path) -> None:
+    h = Harness(tmp_path / "server.sqlite3", None, PolicyConfig(min_length=1, max_length=5))
+    await h.start()
+    try:
+        bot = await h.telnet("gammond", bot=True)
+        web = await h.user("alice")
+        await web.send(wm.ListLobby())
+        lobby = await web.expect(wm.Lobby)
+        rows = {p.name: p for p in lobby.players}
+        assert rows["gammond"].accepts == wm.Accepts(1, 5, False) and rows["alice"].accepts is None
+        await web.send(wm.Invite("gammond", 7))  # outside the policy: refused at once, the bot never asked
+        error = await web.expect(wm.Error)
+        assert error.request == "invite" and "7-point" in error.message and "1..5" in error.message
+        await web.send(wm.Invite("gammond", 3))
+        await bot.expect(ev.Invitation)
+        bot.send("tell alice Sorry, I am playing a match; please try again later.")
+        error = await web.expect(lambda m: isinstance(m, wm.Error | wm.ChatLine))
+        assert isinstance(error, wm.Error) and error.request == "invite" and error.code == "refused"
+        assert "gammond declined" in error.message and "playing a match" in error.message
+        bot.send("tell alice Anything else is chat.")
+        assert await web.expect(lambda m: isinstance(m, wm.Error | wm.ChatLine)) == wm.ChatLine(
+            "gammond", "say", "Anything else is chat."
+        )
+    finally:
+        await h.close()
+
+
+async def test_the_lobby_shows_a_new_score_at_once(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    import bot.web.hub
+
+    monkeypatch.setattr(bot.web.hub, "LOBBY_INTERVAL", 3600.0)  # only pushes from the changes themselves
+    web = await harness.user("alice")
+    bob = await harness.telnet("bob")
+    await web.send(wm.Invite("bob", 3))
+    await bob.expect(ev.Invitation)
+    bob.send("join alice")
+    board = await web.expect(wm.BoardView)
+    while "resign" not in board.actions:
+        board = await web.expect(wm.BoardView)
+    await web.send(wm.Resign("single"))
+    bob.send("accept")
+    await web.expect(lambda m: isinstance(m, wm.GameEvent) and m.kind == "game_end")
+    lobby = await web.expect(lambda m: isinstance(m, wm.Lobby) and bool(m.matches), timeout=1.0)
+    while lobby.matches[0].score == (0, 0):
+        lobby = await web.expect(lambda m: isinstance(m, wm.Lobby) and bool(m.matches), timeout=1.0)
+    assert lobby.matches[0].score == (0, 1)

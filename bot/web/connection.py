@@ -38,6 +38,7 @@ CLIENT_NAME = "gammond-web"  # the client name the FIBS server shows for web use
 HELLO_TIMEOUT = 10.0  # seconds for the first message
 MAX_QUEUED = 2000  # messages waiting for one client before it is dropped as too slow
 MAX_LAG = 2.0  # seconds a rate-limited message may wait; past that it is refused
+ANSWER_WINDOW = 60.0  # seconds after an invitation in which the invitee's tell is its refusal
 RESIGN_WORDS = {"single": "n", "gammon": "g", "backgammon": "b"}
 # Plain FIBS commands for the messages that need no argument.
 SIMPLE_COMMANDS: dict[type[wm.Message], str] = {
@@ -138,6 +139,7 @@ class WebConnection:
         self.outbox: asyncio.Queue[str | None] = asyncio.Queue()
         self.queued_bytes = 0
         self.closing = False
+        self.invited: dict[str, float] = {}  # invitee (folded) -> when: a bot declines by a tell
 
     def __repr__(self) -> str:
         return f"<WebConnection {self.name or 'guest'} {self.host}>"
@@ -258,8 +260,7 @@ class WebConnection:
             case wm.Logout():
                 await self._command("bye")
             case wm.Invite(name=name, length=length):
-                size = "" if length is None else f" {length or 'unlimited'}"
-                await self._request(f"invite {name}{size}", lambda: ev.YouInvited in self.seen)
+                await self._invite(name, length)
             case wm.AcceptInvitation(name=name):
                 await self._request(
                     f"join {name}", lambda: self.session is not None and self.session.table is not None
@@ -277,6 +278,37 @@ class WebConnection:
                 await self._game_request(f"resign {RESIGN_WORDS[level]}")
             case _:
                 await self._game_request(SIMPLE_COMMANDS[type(message)])
+
+    async def _invite(self, name: str, length: int | None) -> None:
+        """Invite; a bot's policy is checked first (a clear error instead of its later tell), and the tell
+        with which a bot declines afterwards comes back as an error of this request (see ``_translate``)."""
+        accepts = self.hub.accepts
+        invitee = self.hub.server.online.get(name)
+        is_bot = invitee is not None and invitee.account is not None and invitee.account.bot
+        if is_bot and accepts is not None and length is not None:
+            unlimited_ok = length == 0 and accepts.unlimited
+            if not unlimited_ok and not accepts.min_length <= length <= accepts.max_length:
+                what = "unlimited matches" if length == 0 else f"{length}-point matches"
+                span = f"{accepts.min_length}..{accepts.max_length}"
+                self.send(
+                    wm.Error("refused", f"{name} does not play {what} (it plays {span} points).", "invite")
+                )
+                return
+        size = "" if length is None else f" {length or 'unlimited'}"
+        await self._request(f"invite {name}{size}", lambda: ev.YouInvited in self.seen)
+        if is_bot and ev.YouInvited in self.seen:  # a person's tell is just chat
+            self.invited[name.casefold()] = time.monotonic()
+
+    def _refusal_of_invitation(self, sender: str) -> bool:
+        """A tell from a player this user invited in the last ANSWER_WINDOW, before any match began."""
+        when = self.invited.get(sender.casefold())
+        if when is None:
+            return False
+        if time.monotonic() - when > ANSWER_WINDOW or (self.session is not None and self.session.table):
+            del self.invited[sender.casefold()]
+            return False
+        del self.invited[sender.casefold()]
+        return True
 
     async def _command(self, line: str) -> None:
         session = self.session
@@ -439,6 +471,8 @@ class WebConnection:
         match event:
             case ev.Invitation(inviter=inviter, length=length, unlimited=unlimited, resume=resume):
                 return wm.Invitation(inviter, None if resume else 0 if unlimited else length)
+            case ev.Says(sender=sender, message=text) if self._refusal_of_invitation(sender):
+                return wm.Error("refused", f"{sender} declined your invitation: {text}", "invite")
             case ev.Says() | ev.Shouts() | ev.Whispers() | ev.Kibitzes():
                 return wm.ChatLine(event.sender, CHAT_EVENTS[type(event)], event.message)  # type: ignore[attr-defined]
             case ev.YouSaid() | ev.YouShouted() | ev.YouWhispered() | ev.YouKibitzed():

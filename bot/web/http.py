@@ -7,6 +7,7 @@ read once at start, so the page needs no build step and no web server beside the
 
 from __future__ import annotations
 
+import dataclasses
 from http import HTTPStatus
 from pathlib import Path
 
@@ -20,6 +21,7 @@ STATIC_FILES: dict[str, tuple[str, str]] = {  # URL path: (file in static/, cont
     "/index.html": ("index.html", "text/html; charset=utf-8"),
     "/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/style.css": ("style.css", "text/css; charset=utf-8"),
+    "/favicon.ico": ("favicon.ico", "image/x-icon"),
 }
 # The page runs its own script only and talks to its own origin; nothing else may load.
 SECURITY_HEADERS = {
@@ -34,8 +36,8 @@ class StaticFiles:
     """The page's files in memory; ``respond`` is the server's ``process_request``."""
 
     def __init__(self, directory: Path = STATIC_DIR) -> None:
-        self.files = {
-            path: ((directory / name).read_text("utf-8"), kind) for path, (name, kind) in STATIC_FILES.items()
+        self.files: dict[str, tuple[bytes, str]] = {
+            path: ((directory / name).read_bytes(), kind) for path, (name, kind) in STATIC_FILES.items()
         }
 
     def __repr__(self) -> str:
@@ -48,10 +50,12 @@ class StaticFiles:
         found = self.files.get(path)
         if found is None:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
-        text, kind = found
-        response = connection.respond(HTTPStatus.OK, text)
+        body, kind = found
+        response = dataclasses.replace(connection.respond(HTTPStatus.OK, ""), body=body)
         del response.headers["Content-Type"]
+        del response.headers["Content-Length"]
         response.headers["Content-Type"] = kind
+        response.headers["Content-Length"] = str(len(body))
         for name, value in SECURITY_HEADERS.items():
             response.headers[name] = value
         return response

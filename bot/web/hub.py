@@ -25,7 +25,7 @@ from typing import Protocol
 from bot.server.server import FibsServer
 from bot.server.session import Session
 from bot.server.table import Table
-from bot.web.kibitz import KibitzError, analyse_move
+from bot.web.kibitz import KibitzError, analyse_cube, analyse_move
 from engine.analyser import Analyser
 from engine.record import ActionKind
 from protocols.web import messages as wm
@@ -57,6 +57,8 @@ class LiveMatch:
     follower: RecordFollower
     seq: int = 0
     kibitzes: list[wm.Kibitz] = field(default_factory=list)
+    cubes: list[wm.CubeKibitz] = field(default_factory=list)
+    score: tuple[int, int] | None = None  # the score the lobby last showed
     players: set[Viewer] = field(default_factory=set)  # web connections seated at the table
     spectators: set[Viewer] = field(default_factory=set)
     closed: bool = False
@@ -96,9 +98,11 @@ class WebHub:
         analyser: Analyser | None,
         *,
         kibitz: bool = True,
+        accepts: wm.Accepts | None = None,
     ) -> None:
         self.server = server
         self.analyser = analyser if kibitz else None
+        self.accepts = accepts  # the bots' invitation policy: the lengths they accept
         self.viewers: set[Viewer] = set()
         self.by_session: dict[Session, Viewer] = {}
         self.matches: dict[str, LiveMatch] = {}
@@ -170,7 +174,7 @@ class WebHub:
         viewer.watching = (match_id, seat)
         live.spectators.add(viewer)
         viewer.send(self._view(live, seat, None))
-        viewer.send(wm.Analysis(match_id, tuple(live.kibitzes)))
+        viewer.send(wm.Analysis(match_id, tuple(live.kibitzes), tuple(live.cubes)))
         self.lobby_changed()
         return True
 
@@ -199,8 +203,11 @@ class WebHub:
         events = [wm.render(event_message(step, match=table.id, seq=live.seq)) for step in steps]
         if self.analyser is not None:
             for step in steps:
-                if step.kind == "move" and step.action is not None and step.action.kind == ActionKind.MOVE:
+                if _wants_kibitz(step):
                     self._queue_kibitz(live, step)
+        if table.state.score != live.score:  # the lobby shows the new score at once
+            live.score = table.state.score
+            self.lobby_changed()
         if in_play:
             self._update_players(live)
         for viewer in live.players | live.spectators:
@@ -273,7 +280,7 @@ class WebHub:
             None if winner is None else table.names[winner],
         )
         for viewer in live.players:
-            viewer.send(wm.Analysis(table.id, tuple(live.kibitzes)))  # the players see it once it is over
+            viewer.send(wm.Analysis(table.id, tuple(live.kibitzes), tuple(live.cubes)))  # once it is over
         live.audience = frozenset(live.players | live.spectators)
         for viewer in live.audience:
             viewer.send(closed)
@@ -300,17 +307,24 @@ class WebHub:
         while True:
             live, step = await self._kibitz_queue.get()
             try:
-                kibitz = await loop.run_in_executor(self._executor, _kibitz_of, analyser, live.table.id, step)
+                found = await loop.run_in_executor(self._executor, _kibitz_of, analyser, live.table.id, step)
             except (KibitzError, ValueError) as exc:
                 log.warning("kibitz of %s in %s failed: %s", step.action, live.table.id, exc)
                 continue
             except RuntimeError:  # the executor was shut down: the hub is closing
                 return
-            live.kibitzes.append(kibitz)
-            text = wm.render(kibitz)
+            if not found:
+                continue
+            for kibitz in found:
+                if isinstance(kibitz, wm.CubeKibitz):
+                    live.cubes.append(kibitz)
+                else:
+                    live.kibitzes.append(kibitz)
+            text = "".join(wm.render(k) + "\n" for k in found)
             for viewer in live.audience if live.closed else live.spectators:
                 if viewer in self.viewers:
-                    viewer.send_text(text)
+                    for line in text.splitlines():
+                        viewer.send_text(line)
 
     # -- the lobby ------------------------------------------------------------------------------------------
 
@@ -335,6 +349,7 @@ class WebHub:
                     rating=round(account.rating, 2),
                     experience=account.experience,
                     web=session in self.by_session,
+                    accepts=self.accepts if account.bot else None,
                 )
             )
         matches = []
@@ -375,13 +390,48 @@ class WebHub:
         """Logins, logouts and status changes at the FIBS side reach the web within LOBBY_INTERVAL."""
         while True:
             await asyncio.sleep(LOBBY_INTERVAL)
-            self._push_lobby()
+            try:
+                self._push_lobby()
+            except Exception:  # one bad lobby must not stop the updates for good (a stale score)
+                log.exception("lobby update failed")
 
 
-def _kibitz_of(analyser: Analyser, match: str, step: Step) -> wm.Kibitz:
-    """The kibitz of a followed ``move`` step (run in the worker thread)."""
+CUBE_STEPS = ("double", "take", "drop")
+
+
+def _wants_kibitz(step: Step) -> bool:
+    """A move, a cube action, or a roll that could have been a double (its no-double gets a verdict)."""
     action = step.action
-    if action is None or action.move is None or action.dice is None:
-        raise KibitzError(f"step {step.kind} is not a move")
-    before = step.before if step.before.dice[0] else step.before.roll(action.dice)
-    return analyse_move(analyser, before, action.move, match=match, game=step.game, index=step.index)
+    if action is None:
+        return False
+    if step.kind in CUBE_STEPS:
+        return True
+    # a roll, or a move whose roll was not seen apart, may follow a cube decision
+    if step.kind in ("roll", "move") and not step.before.dice[0] and step.before.may_double(action.player):
+        return True
+    return step.kind == "move" and action.kind == ActionKind.MOVE
+
+
+def _kibitz_of(analyser: Analyser, match: str, step: Step) -> list[wm.Kibitz | wm.CubeKibitz]:
+    """The kibitzes of a followed step (run in the worker thread): the no-double before a roll, then the
+    move; or the verdict on a double, take or pass."""
+    action = step.action
+    if action is None:
+        return []
+    where = {"match": match, "game": step.game, "index": step.index}
+    if step.kind in CUBE_STEPS:
+        cube = analyse_cube(analyser, step.before, step.kind, **where)  # type: ignore[arg-type]
+        return [cube] if cube is not None else []
+    found: list[wm.Kibitz | wm.CubeKibitz] = []
+    before = step.before
+    if not before.dice[0]:
+        if before.may_double(action.player):
+            cube = analyse_cube(analyser, before, "no_double", **where)  # type: ignore[arg-type]
+            if cube is not None:
+                found.append(cube)
+        if action.dice is None:
+            return found
+        before = before.roll(action.dice)
+    if step.kind == "move" and action.move is not None:
+        found.append(analyse_move(analyser, before, action.move, **where))  # type: ignore[arg-type]
+    return found

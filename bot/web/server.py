@@ -9,11 +9,14 @@ from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 
+from bot.config import PolicyConfig
+from bot.policy import accepted_lengths
 from bot.server.server import FibsServer
 from bot.web.connection import WebConnection
 from bot.web.http import StaticFiles
 from bot.web.hub import WebHub
 from engine.analyser import Analyser
+from protocols.web import messages as wm
 from protocols.web.messages import MAX_MESSAGE
 
 log = logging.getLogger("gammond.web")
@@ -34,12 +37,17 @@ class WebService:
         port: int = 8080,
         idle_timeout: float = 3600.0,
         kibitz: bool = True,
+        policy: PolicyConfig | None = None,
     ) -> None:
         self.fibs = fibs
         self.host = host
         self.port = port
         self.idle_timeout = idle_timeout
-        self.hub = WebHub(fibs, analyser, kibitz=kibitz)
+        accepts = None
+        if policy is not None:
+            lengths = accepted_lengths(policy)
+            accepts = wm.Accepts(lengths.min_length, lengths.max_length, lengths.unlimited)
+        self.hub = WebHub(fibs, analyser, kibitz=kibitz, accepts=accepts)
         self.static = StaticFiles()
         self._server: Server | None = None
 
@@ -95,6 +103,7 @@ async def start_web(server: FibsServer, analyser: Analyser | None, config: Any) 
         host=section.host,
         port=section.web_port,
         idle_timeout=section.idle_timeout,
+        policy=getattr(config, "policy", None),
     )
     await service.start()
     return service

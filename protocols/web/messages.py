@@ -355,6 +355,16 @@ class Notice(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Accepts:
+    """The match lengths a bot accepts an invitation to (its invitation policy): ``min_length..max_length``,
+    and unlimited matches when ``unlimited``."""
+
+    min_length: int
+    max_length: int
+    unlimited: bool
+
+
+@dataclass(frozen=True, slots=True)
 class PlayerInfo:
     name: str
     bot: bool
@@ -365,6 +375,7 @@ class PlayerInfo:
     rating: float
     experience: int
     web: bool  # connected through the web page
+    accepts: Accepts | None = None  # a bot's accepted lengths (null: a person, or not known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -501,6 +512,33 @@ class Kibitz(Message):
     plies: int
 
 
+CubeAction = Literal["no_double", "double", "take", "drop", "beaver"]
+
+
+@dataclass(frozen=True, slots=True)
+class CubeKibitz(Message):
+    """The engine on one cube decision: ``action`` what ``name`` (table seat ``player``) did, ``best`` what
+    the engine would have done, ``verdict`` gnubg's words for the position ("No double, take", "Double,
+    pass", "Too good, pass" ...). The three equities are the doubler's cubeful equities (normalised:
+    money units of the cube, or match equity as EMG), ``equity_lost`` the decider's loss by the action."""
+
+    TYPE: ClassVar[str] = "cube_kibitz"
+    match: str
+    game: int
+    index: int  # the action's number in its game (a no-double is the index of the roll that followed)
+    player: int
+    name: str
+    doubler: int  # table seat of the player who had the cube decision
+    action: CubeAction
+    best: CubeAction
+    verdict: str
+    no_double: float
+    double_take: float
+    double_pass: float
+    equity_lost: float
+    plies: int
+
+
 @dataclass(frozen=True, slots=True)
 class Analysis(Message):
     """Every kibitz of a match so far: sent to a new spectator, and to the players when the match ends."""
@@ -508,6 +546,7 @@ class Analysis(Message):
     TYPE: ClassVar[str] = "analysis"
     match: str
     kibitzes: tuple[Kibitz, ...]
+    cubes: tuple[CubeKibitz, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,6 +571,7 @@ SERVER_MESSAGES: tuple[type[Message], ...] = (
     BoardView,
     GameEvent,
     Kibitz,
+    CubeKibitz,
     Analysis,
     MatchClosed,
 )
