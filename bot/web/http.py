@@ -1,21 +1,35 @@
 """The plain HTTP side of the web port: the page's few static files, answered from memory by
-``process_request`` before any WebSocket handshake; ``/ws`` goes on to the WebSocket endpoint.
+``process_request`` before any WebSocket handshake, and the read-only archive endpoints (``/api/archive``:
+the archived matches; ``/api/archive/NAME.mat``: one match's analysis); ``/ws`` goes on to the WebSocket
+endpoint.
 
-Only the files named in ``STATIC_FILES`` are ever served (no path from a request reaches the file system),
-read once at start, so the page needs no build step and no web server beside the daemon.
+Only the files named in ``STATIC_FILES`` are ever served from the page's folder, read once at start, so the
+page needs no build step and no web server beside the daemon. The archive endpoints read the archive folder
+through ``bot.web.archive.ArchiveReader``, which accepts nothing but a plain ``.mat`` name inside it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import json
+import logging
 from http import HTTPStatus
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
+from bot.web.archive import ArchiveError, ArchiveReader
+
+log = logging.getLogger("gammond.web.http")
+
 STATIC_DIR = Path(__file__).with_name("static")
 WS_PATH = "/ws"
+ARCHIVE_PATH = "/api/archive"
+JSON_TYPE = "application/json; charset=utf-8"
 STATIC_FILES: dict[str, tuple[str, str]] = {  # URL path: (file in static/, content type)
     "/": ("index.html", "text/html; charset=utf-8"),
     "/index.html": ("index.html", "text/html; charset=utf-8"),
@@ -33,29 +47,65 @@ SECURITY_HEADERS = {
 
 
 class StaticFiles:
-    """The page's files in memory; ``respond`` is the server's ``process_request``."""
+    """The page's files in memory and, given an archive folder, the archive endpoints; ``respond`` is the
+    server's ``process_request``."""
 
-    def __init__(self, directory: Path = STATIC_DIR) -> None:
+    def __init__(self, directory: Path = STATIC_DIR, archive: Path | None = None) -> None:
         self.files: dict[str, tuple[bytes, str]] = {
             path: ((directory / name).read_bytes(), kind) for path, (name, kind) in STATIC_FILES.items()
         }
+        self.archive = ArchiveReader(archive) if archive is not None else None
 
     def __repr__(self) -> str:
-        return f"<StaticFiles {sorted(self.files)}>"
+        return f"<StaticFiles {sorted(self.files)} {self.archive!r}>"
 
-    def respond(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         if path == WS_PATH:
             return None  # the WebSocket handshake goes on
+        if path == ARCHIVE_PATH or path.startswith(ARCHIVE_PATH + "/"):
+            status, body = await asyncio.to_thread(self.archive_body, path)
+            return _response(connection, status, body, JSON_TYPE)
         found = self.files.get(path)
         if found is None:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
         body, kind = found
-        response = dataclasses.replace(connection.respond(HTTPStatus.OK, ""), body=body)
-        del response.headers["Content-Type"]
-        del response.headers["Content-Length"]
-        response.headers["Content-Type"] = kind
-        response.headers["Content-Length"] = str(len(body))
-        for name, value in SECURITY_HEADERS.items():
-            response.headers[name] = value
-        return response
+        return _response(connection, HTTPStatus.OK, body, kind)
+
+    def archive_body(self, path: str) -> tuple[HTTPStatus, bytes]:
+        status, payload = self.archive_answer(path)
+        try:
+            return status, json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
+        except ValueError:  # a NaN in a hand-edited file: strict JSON, or the browser refuses all of it
+            return (
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+                b'{"error":"the analysis holds a number JSON cannot carry"}',
+            )
+
+    def archive_answer(self, path: str) -> tuple[HTTPStatus, dict[str, Any]]:
+        """(status, JSON object) for an ``/api/archive`` path; errors are ``{"error": message}``."""
+        if self.archive is None:
+            return HTTPStatus.NOT_FOUND, {"error": "this daemon keeps no archive"}
+        try:
+            if path in (ARCHIVE_PATH, ARCHIVE_PATH + "/"):
+                return HTTPStatus.OK, self.archive.list()
+            name = unquote(path[len(ARCHIVE_PATH) + 1 :], errors="strict")
+            return HTTPStatus.OK, self.archive.analysis(name)
+        except ArchiveError as exc:
+            return HTTPStatus(exc.status), {"error": exc.message}
+        except (UnicodeDecodeError, ValueError) as exc:
+            return HTTPStatus.BAD_REQUEST, {"error": f"bad archive path: {exc}"}
+        except Exception:  # one bad file never takes the web port down
+            log.exception("archive request %s failed", path[:200])
+            return HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "the archive could not be read"}
+
+
+def _response(connection: ServerConnection, status: HTTPStatus, body: bytes, kind: str) -> Response:
+    response = dataclasses.replace(connection.respond(status, ""), body=body)
+    del response.headers["Content-Type"]
+    del response.headers["Content-Length"]
+    response.headers["Content-Type"] = kind
+    response.headers["Content-Length"] = str(len(body))
+    for name, value in SECURITY_HEADERS.items():
+        response.headers[name] = value
+    return response

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -38,6 +39,7 @@ class WebService:
         idle_timeout: float = 3600.0,
         kibitz: bool = True,
         policy: PolicyConfig | None = None,
+        archive: Path | None = None,
     ) -> None:
         self.fibs = fibs
         self.host = host
@@ -48,7 +50,7 @@ class WebService:
             lengths = accepted_lengths(policy)
             accepts = wm.Accepts(lengths.min_length, lengths.max_length, lengths.unlimited)
         self.hub = WebHub(fibs, analyser, kibitz=kibitz, accepts=accepts)
-        self.static = StaticFiles()
+        self.static = StaticFiles(archive=archive)  # the folder /api/archive reads; None: no archive
         self._server: Server | None = None
 
     def __repr__(self) -> str:
@@ -92,8 +94,9 @@ class WebService:
 
 
 async def start_web(server: FibsServer, analyser: Analyser | None, config: Any) -> WebService | None:
-    """Serve the page and ``/ws`` on ``config.web_port`` (``bot.config.Config`` or its ``server`` section);
-    None when the port is 0 (no web). The result is the closer: ``await closer()``."""
+    """Serve the page, ``/ws`` and the archive endpoints on ``config.web_port`` (``bot.config.Config`` or its
+    ``server`` section; the archive is ``config.daemon.archive_dir``); None when the port is 0 (no web). The result is
+    the closer: ``await closer()``."""
     section = getattr(config, "server", config)
     if not section.web_port:
         return None
@@ -104,6 +107,7 @@ async def start_web(server: FibsServer, analyser: Analyser | None, config: Any) 
         port=section.web_port,
         idle_timeout=section.idle_timeout,
         policy=getattr(config, "policy", None),
+        archive=getattr(getattr(config, "daemon", None), "archive_dir", None),
     )
     await service.start()
     return service

@@ -367,6 +367,7 @@ function resetMatchView() {
 }
 
 function startMatchView(matchId) {
+  closeViewer(); // a live match takes the place of an archived one
   resetMatchView();
   app.matchId = matchId;
   $('match').hidden = false;
@@ -383,6 +384,7 @@ function showLobbyOnly() {
   $('move-form').hidden = true;
   document.body.classList.remove('in-match');
   delete document.body.dataset.matchState;
+  if (document.readyState !== 'loading') loadArchive(); // a match just over may be in the archive now
 }
 
 function pointX(p) { // left edge of point p (bottom player's numbering)
@@ -1174,6 +1176,436 @@ function renderChart() {
   svg.setAttribute('aria-label', `${b.length ? 'match' : 'game'} winning chances of ${b.names[0]}: ${pct(value(last))} after ${list.length} moves`);
 }
 
+// -- the archive: finished matches and their analysis (docs/websocket-protocol.md, "HTTP: the archive") ------
+
+const viewer = { name: null, data: null, list: [], at: 0, errors: [] };
+app.viewer = viewer;
+const MARK_CLASS = { doubtful: 'doubtful', bad: 'bad', 'very bad': 'verybad' };
+const MARK_SIGN = { doubtful: '?!', bad: '?', 'very bad': '??' };
+const LUCK_SIGN = { 'very lucky': '++', lucky: '+', unlucky: '−', 'very unlucky': '−−' };
+const CUBE_ERRORS = {
+  'missed-double-below-cp': 'missed double', 'missed-double-above-cp': 'missed double (too good is wrong)',
+  'wrong-double-below-dp': 'wrong double (too early)', 'wrong-double-above-tg': 'wrong double (too good to double)',
+  'wrong-take': 'wrong take', 'wrong-pass': 'wrong pass',
+};
+
+async function fetchJSON(url) {
+  const r = await fetch(url, { cache: 'no-store' });
+  let body = null;
+  try { body = await r.json(); } catch { /* not JSON: the status says it */ }
+  if (!r.ok) throw new Error((body && body.error) || `${r.status} ${r.statusText}`);
+  return body;
+}
+
+function num(x, digits = 1) { return typeof x === 'number' && Number.isFinite(x) ? x.toFixed(digits) : '–'; }
+
+async function loadArchive() {
+  try {
+    renderArchive(await fetchJSON('/api/archive'));
+  } catch (e) {
+    $('archive').tBodies[0].replaceChildren();
+    $('no-archive').textContent = `The archive could not be read: ${e.message}`;
+    $('no-archive').hidden = false;
+  }
+}
+
+function renderArchive(data) {
+  const tbody = $('archive').tBodies[0];
+  tbody.replaceChildren();
+  for (const m of data.matches) {
+    const tr = tbody.insertRow();
+    tr.dataset.name = m.name;
+    tr.dataset.analysis = m.analysis;
+    const who = tr.insertCell();
+    who.append(html('span', m.names ? `${m.names[0]} – ${m.names[1]}` : m.name));
+    const length = m.length === null || m.length === undefined ? '' : m.length ? ` · ${m.length}p` : ' · money';
+    const score = m.score ? ` · ${m.score[0]}-${m.score[1]}` : '';
+    who.append(html('div', `${(m.date || '').replace('T', ' ')}${length}${score}`, 'doing small'));
+    if (m.analysis === 'ready') {
+      const words = m.players.map((p) => `${p.rating} ${num(p.overall_error_rate_memg)}`).join(' · ');
+      who.append(html('div', words, 'doing small ratings'));
+    }
+    const cell = tr.insertCell();
+    if (m.analysis === 'ready') {
+      const b = html('button', 'View');
+      b.className = 'view';
+      b.setAttribute('aria-label', `view ${m.names ? m.names.join(' against ') : m.name}`);
+      b.onclick = () => openArchived(m.name);
+      cell.append(b);
+    } else if (m.analysis === 'failed') {
+      const s = html('span', 'not analysed', 'muted small');
+      s.title = m.error || '';
+      cell.append(s);
+    } else {
+      cell.append(html('span', 'analysing…', 'muted small pending'));
+    }
+  }
+  const empty = $('no-archive');
+  empty.textContent = 'No archived match yet.';
+  empty.hidden = data.matches.length > 0;
+}
+
+async function openArchived(name) {
+  if (app.board && app.board.player && !app.closed) { flash('Finish your match first: the viewer would hide it.', true); return; }
+  let data;
+  try {
+    data = await fetchJSON(`/api/archive/${encodeURIComponent(name)}`);
+  } catch (e) {
+    flash(`${name}: ${e.message}`, true);
+    return;
+  }
+  if (app.matchId !== null) { if (app.board && !app.board.player && !app.closed) send({ type: 'unwatch' }); showLobbyOnly(); }
+  const order = { double: 0, take: 1, pass: 1, move: 2 };
+  viewer.name = name;
+  viewer.data = data;
+  viewer.list = data.players.flatMap((p) => p.decisions || [])
+    .sort((a, b) => a.game - b.game || a.index - b.index || order[a.kind] - order[b.kind]);
+  viewer.errors = viewer.list.map((d, i) => (isError(d) ? i : -1)).filter((i) => i >= 0);
+  viewer.at = 0;
+  $('viewer').hidden = false;
+  document.body.classList.add('in-viewer');
+  document.body.dataset.viewer = 'open';
+  window.scrollTo(0, 0);
+  renderViewerStatic();
+  showDecision(0);
+}
+
+function closeViewer() {
+  viewer.name = null;
+  viewer.data = null;
+  viewer.list = [];
+  $('viewer').hidden = true;
+  document.body.classList.remove('in-viewer');
+  delete document.body.dataset.viewer;
+}
+
+function isError(d) { return !!d.mark || !!(d.cube && d.cube.error); }
+function severity(d) {
+  const loss = Math.max(d.loss || 0, d.cube && d.cube.error ? d.cube.loss || 0 : 0);
+  return loss > 0.16 ? 'verybad' : loss > 0.08 ? 'bad' : loss > 0.04 ? 'doubtful' : d.mark ? MARK_CLASS[d.mark] : d.cube && d.cube.error ? 'doubtful' : '';
+}
+
+function playerName(i) { return viewer.data.names ? viewer.data.names[i] : viewer.data.players[i].name; }
+
+function renderViewerStatic() {
+  const data = viewer.data;
+  const length = data.match_length ? `${data.match_length}-point match` : 'money session';
+  $('v-title').textContent = `${playerName(0)} – ${playerName(1)}`;
+  const score = data.score ? ` · final ${data.score[0]}-${data.score[1]}` : '';
+  $('v-info').textContent = `${length}${score} · ${(data.date || '').replace('T', ' ')} · analysed at ${data.plies}-ply`;
+  $('v-name-0').textContent = playerName(0);
+  $('v-name-1').textContent = playerName(1);
+  $('v-chart-who').textContent = `(${playerName(0)}, per game)`;
+  renderSummary();
+  renderDecisionList();
+  renderViewerChart();
+}
+
+const SUMMARY_ROWS = [ // [label, title, value]: gnubg's "show statistics match", the figures a player reads first
+  ['Rating', 'overall error rate in words (gnubg)', (p) => p.rating],
+  ['FIBS rating', 'estimated from the error rates and the match length', (p) => (p.fibs_rating === null || p.fibs_rating === undefined ? '–' : num(p.fibs_rating, 0))],
+  ['Error rate', 'mEMG per decision (unforced move or close cube decision)', (p) => num(p.overall_error_rate_memg)],
+  ['Chequer play', 'mEMG per unforced move', (p) => `${num(p.chequer_error_rate_memg)} ${p.chequer_rating || ''}`],
+  ['Cube', 'mEMG per close cube decision', (p) => `${num(p.cube_error_rate_memg)} ${p.cube_rating || ''}`],
+  ['Snowie rate', 'error per move of both players, mEMG', (p) => num(p.snowie_error_rate)],
+  ['Moves / cube', 'unforced moves / close cube decisions', (p) => `${p.unforced_moves ?? '–'} / ${p.cube_decisions ?? '–'}`],
+  ['?! / ? / ??', 'doubtful / bad / very bad moves', (p) => (p.marked_moves ? `${p.marked_moves.doubtful} / ${p.marked_moves.bad} / ${p.marked_moves['very bad']}` : '–')],
+  ['Cube errors', 'missed or wrong doubles, wrong takes and passes', (p) => (p.cube_errors ? String(Object.values(p.cube_errors).reduce((a, b) => a + b, 0)) : '–')],
+  ['Luck rate', 'mEMG per move', (p) => num(p.luck_rate_memg)],
+  ['Lucky / unlucky', 'rolls marked lucky or very lucky / unlucky or very unlucky', (p) => (p.luck_marked_rolls ? `${p.luck_marked_rolls.lucky + p.luck_marked_rolls['very lucky']} / ${p.luck_marked_rolls.unlucky + p.luck_marked_rolls['very unlucky']}` : '–')],
+  ['Luck-adjusted', 'the result less own luck plus the opponent\'s', (p) => (typeof p.luck_adjusted_result === 'number' ? signed(p.luck_adjusted_result) : '–')],
+];
+
+function renderSummary() {
+  const t = $('v-summary');
+  t.replaceChildren();
+  const head = t.createTHead().insertRow();
+  head.append(html('th', ''), html('th', playerName(0)), html('th', playerName(1)));
+  const body = t.createTBody();
+  for (const [label, title, value] of SUMMARY_ROWS) {
+    const tr = body.insertRow();
+    const th = html('th', label);
+    th.title = title;
+    tr.append(th);
+    for (const p of viewer.data.players) tr.insertCell().textContent = value(p) ?? '–';
+  }
+}
+
+function decisionText(d) { // the short form in the list
+  if (d.kind === 'move') return `${diceText(d.dice)}: ${d.move || '(no move)'}`;
+  return { double: 'doubles', take: 'takes', pass: 'passes' }[d.kind] || d.kind;
+}
+
+function renderDecisionList() {
+  const t = $('v-list');
+  t.replaceChildren();
+  let body = null;
+  let game = null;
+  viewer.list.forEach((d, i) => {
+    if (d.game !== game) {
+      game = d.game;
+      body = t.createTBody();
+      const tr = body.insertRow();
+      tr.className = 'game';
+      const c = tr.insertCell();
+      c.colSpan = 4;
+      c.textContent = `Game ${d.game}`;
+    }
+    const tr = body.insertRow();
+    tr.dataset.i = String(i);
+    tr.tabIndex = -1;
+    const sev = severity(d);
+    if (sev) tr.classList.add(sev);
+    tr.insertCell().textContent = String(i + 1);
+    tr.insertCell().textContent = playerName(d.player);
+    const what = tr.insertCell();
+    what.textContent = decisionText(d);
+    const marks = tr.insertCell();
+    marks.className = 'marks';
+    const sign = d.mark ? MARK_SIGN[d.mark] : d.cube && d.cube.error ? '?' : '';
+    if (sign) marks.append(html('span', sign, `m ${sev}`));
+    if (d.luck_mark) marks.append(html('span', LUCK_SIGN[d.luck_mark] || '', `l ${d.luck_mark.includes('un') ? 'unlucky' : 'lucky'}`));
+    tr.title = [d.mark, d.cube && d.cube.error ? CUBE_ERRORS[d.cube.error] : '', d.luck_mark].filter(Boolean).join(', ');
+  });
+}
+
+function viewerLayer(name) {
+  const svg = $('vboard');
+  if (!svg.dataset.drawn) { // the live board's drawing, its layers renamed so that they never clash with it
+    drawStatic(svg);
+    for (const id of ['marks', 'dynamic', 'hits', 'flying']) {
+      const g = svg.querySelector(`#${id}`);
+      g.removeAttribute('id');
+      g.dataset.layer = id;
+    }
+  }
+  return svg.querySelector(`[data-layer="${name}"]`);
+}
+
+function drawPlay(marks, layer, steps, side, cls) {
+  const board = steps.map((s) => boardStep(side, s));
+  if (cls === 'played') {
+    const from = new Set(board.map(([s]) => s));
+    const to = new Set(board.map(([, t]) => t));
+    for (const p of from) if (!to.has(p)) markPoint(marks, p, 'last-from', side);
+    for (const p of to) markPoint(marks, p, 'last-to', side);
+  }
+  for (const [src, dst] of board) {
+    const a = pointCentre(src, side);
+    const z = pointCentre(dst, side);
+    const bow = cls === 'played' ? 0.45 : 0.2; // the best play bows less: two plays along one row stay apart
+    const cx = (a[0] + z[0]) / 2;
+    const cy = (a[1] + z[1]) / 2 + (G.mid - (a[1] + z[1]) / 2) * bow + (a[1] === z[1] ? (a[1] < G.mid ? 40 : -40) * (bow / 0.45) : 0);
+    const attrs = { d: `M${a[0]},${a[1]} Q${cx},${cy} ${z[0]},${z[1]}`, class: cls === 'played' ? 'last-arrow' : 'best-arrow' };
+    if (cls === 'played') attrs['marker-end'] = 'url(#arrow)';
+    el('path', attrs, layer);
+    if (cls !== 'played') el('circle', { cx: z[0], cy: z[1], r: 7, class: 'best-dot' }, layer);
+  }
+}
+
+function samePlay(a, b) {
+  if (!a || !b || a.length !== b.length) return false;
+  const key = (s) => s.map(([x, y]) => `${x}/${y}`).sort().join(' ');
+  return key(a) === key(b);
+}
+
+function renderViewerBoard(d) {
+  const layer = viewerLayer('dynamic');
+  const marks = viewerLayer('marks');
+  layer.replaceChildren();
+  marks.replaceChildren();
+  const svg = $('vboard');
+  svg.dataset.decision = String(viewer.at);
+  const b = d.board;
+  if (!b) {
+    el('text', { x: G.width / 2, y: G.mid, class: 'offtext' }, layer, 'this decision has no readable board');
+    return;
+  }
+  drawView(layer, b);
+  const cubeY = b.doubled ? G.mid - G.cube / 2 : b.cube_owner === 0 ? G.bottom - G.cube - 4 : b.cube_owner === 1 ? G.top + 4 : G.mid - G.cube / 2;
+  el('rect', { x: G.cubeX, y: cubeY, width: G.cube, height: G.cube, rx: 5, class: `cube${b.doubled ? ' offered' : ''}` }, layer);
+  const cubeValue = b.doubled ? b.cube * 2 : b.cube_owner < 0 && b.cube === 1 ? 64 : b.cube;
+  el('text', { x: G.cubeX + G.cube / 2, y: cubeY + G.cube / 2, class: 'cube-text' }, layer, String(cubeValue));
+  if (d.dice) {
+    const mine = b.on_roll === 0;
+    const centre = mine ? G.right + 3 * G.point : G.left + 3 * G.point;
+    const startX = centre - (2 * 40 - 6) / 2;
+    d.dice.forEach((v, i) => drawDie(layer, startX + i * 40, G.mid - 17, v, mine));
+  }
+  if (d.best_steps && d.steps && !samePlay(d.steps, d.best_steps)) drawPlay(marks, layer, d.best_steps, d.player, 'best');
+  if (d.steps) drawPlay(marks, layer, d.steps, d.player, 'played');
+  const who = `${playerName(d.player)} ${decisionText(d)}`;
+  svg.setAttribute('aria-label', `board before: ${who}. ${playerName(0)} ${b.pips[0]} pips, ${playerName(1)} ${b.pips[1]} pips`);
+}
+
+function cubeLine(d) {
+  const c = d.cube;
+  const eq = `no double ${signed(c.no_double)}, double/take ${signed(c.double_take)}, double/pass ${signed(c.double_pass)}`;
+  const proper = c.proper === 'double' ? `double, ${c.taker}` : c.proper;
+  const p = html('p', '', 'cube-line');
+  if (d.kind === 'move') {
+    if (!c.close && !c.error) return null; // a clear no-double needs no words
+    p.append('Cube before the roll: no double. ');
+  } else {
+    p.append(`Cube: ${playerName(d.player)} ${c.action === 'no double' ? 'does not double' : { double: 'doubles', take: 'takes', pass: 'passes' }[c.action]}. `);
+  }
+  p.append('Proper: ', html('strong', proper), ` (${eq}). `);
+  if (c.error) p.append(html('span', `${CUBE_ERRORS[c.error] || c.error}: ${signed(-c.loss)}`, `badge ${severity(d) || 'doubtful'}`));
+  return p;
+}
+
+function showDecision(i) {
+  if (!viewer.list.length) return;
+  viewer.at = Math.max(0, Math.min(viewer.list.length - 1, i));
+  const d = viewer.list[viewer.at];
+  renderViewerBoard(d);
+  const b = d.board;
+  for (const side of [0, 1]) {
+    $(`v-score-${side}`).textContent = b ? String(b.score[side]) : '';
+    $(`v-pips-${side}`).replaceChildren(...(b ? [String(b.pips[side]), html('span', ' pips', 'pw')] : []));
+  }
+  $('v-chip-0').classList.toggle('to-act', d.player === 0);
+  $('v-chip-0').previousElementSibling.previousElementSibling.classList.toggle('to-act', d.player === 1);
+  const cube = b ? (b.cube_owner < 0 ? `cube ${b.cube} centred` : `cube ${b.cube}: ${playerName(b.cube_owner)}`) : '';
+  $('v-where').textContent = `game ${d.game}${b && b.crawford ? ' · Crawford' : ''} · ${cube}`;
+  $('v-pos').textContent = `${viewer.at + 1} / ${viewer.list.length}`;
+  const box = $('v-decision');
+  box.replaceChildren();
+  box.dataset.kind = d.kind;
+  const sev = severity(d);
+  const head = html('p', '', 'head');
+  head.append(html('strong', playerName(d.player)), ' ');
+  if (d.kind === 'move') {
+    head.append(`${diceText(d.dice)}: `, html('strong', d.move || '(no move)', 'played'));
+    if (d.mark) head.append(' ', html('span', `${d.mark} ${signed(-d.loss)}`, `badge ${MARK_CLASS[d.mark]}`));
+  } else {
+    head.append({ double: 'doubles', take: 'takes', pass: 'passes' }[d.kind] || d.kind);
+  }
+  box.append(head);
+  if (d.kind === 'move') {
+    const best = html('p', '', 'best');
+    if (!d.unforced) best.append(d.move ? 'Forced: the only play.' : 'No legal play.');
+    else if (d.best_move && d.best_move !== d.move) best.append('Best: ', html('strong', d.best_move, 'bestmove'), ` (${signed(d.best_equity)} against ${signed(d.equity)}, ${d.candidates} plays)`);
+    else best.append(`The best move (${signed(d.best_equity)}, ${d.candidates} plays).`);
+    box.append(best);
+    if (typeof d.luck === 'number') {
+      const luck = html('p', 'Luck of the roll: ', 'luck');
+      luck.append(html('strong', signed(d.luck)));
+      if (d.luck_mark) luck.append(' ', html('span', d.luck_mark, `badge ${d.luck_mark.includes('un') ? 'unlucky' : 'lucky'}`));
+      box.append(luck);
+    }
+  }
+  if (d.cube) { const line = cubeLine(d); if (line) box.append(line); }
+  if (d.probs) {
+    const p = d.probs;
+    box.append(html('p', `${playerName(d.player)} wins ${pct(p[0])} (gammon ${pct(p[1])}, backgammon ${pct(p[2])}); loses a gammon ${pct(p[3])}.`, 'muted small'));
+  }
+  box.dataset.severity = sev;
+  for (const row of $('v-list').querySelectorAll('tr.at')) row.classList.remove('at');
+  const row = $('v-list').querySelector(`tr[data-i="${viewer.at}"]`);
+  if (row) { // scroll the list's own box only, never the page
+    row.classList.add('at');
+    const lb = $('v-listbox');
+    if (row.offsetTop < lb.scrollTop + 24 || row.offsetTop + row.offsetHeight > lb.scrollTop + lb.clientHeight) lb.scrollTop = row.offsetTop - lb.clientHeight / 2;
+  }
+  const cursor = $('vchart').querySelector('.chart-cursor');
+  if (cursor) { const x = chartX(viewer.at); cursor.setAttribute('x1', x); cursor.setAttribute('x2', x); }
+  $('v-prev').disabled = $('v-first').disabled = viewer.at === 0;
+  $('v-next').disabled = $('v-last').disabled = viewer.at === viewer.list.length - 1;
+  $('v-prev-error').disabled = !viewer.errors.some((e) => e < viewer.at);
+  $('v-next-error').disabled = !viewer.errors.some((e) => e > viewer.at);
+}
+
+const VC = { L: 34, R: 314, T: 10, B: 108 };
+function chartX(i) { return VC.L + (VC.R - VC.L) * (viewer.list.length > 1 ? i / (viewer.list.length - 1) : 0); }
+
+function renderViewerChart() {
+  const svg = $('vchart');
+  svg.replaceChildren();
+  const { L, R, T, B } = VC;
+  const y = (v) => B - (B - T) * v;
+  el('rect', { x: L, y: T, width: R - L, height: B - T, class: 'chart-bg' }, svg);
+  for (const [v, label] of [[1, '100%'], [0.5, '50%'], [0, '0%']]) {
+    el('line', { x1: L, y1: y(v), x2: R, y2: y(v), class: v === 0.5 ? 'chart-mid' : 'chart-grid' }, svg);
+    el('text', { x: L - 4, y: y(v) + 3.5, 'text-anchor': 'end', class: 'chart-text' }, svg, label);
+  }
+  el('text', { x: (L + R) / 2, y: 128, 'text-anchor': 'middle', class: 'chart-text' }, svg, 'decisions →');
+  const list = viewer.list;
+  if (!list.length) return;
+  let game = null;
+  let line = [];
+  const lines = [];
+  list.forEach((d, i) => {
+    const x = chartX(i);
+    if (d.game !== game) {
+      if (line.length) lines.push(line);
+      line = [];
+      if (game !== null) el('line', { x1: x, y1: T, x2: x, y2: B, class: 'chart-game' }, svg);
+      el('text', { x: x + 2, y: T + 9, class: 'chart-text' }, svg, `G${d.game}`);
+      game = d.game;
+    }
+    if (typeof d.p0_win === 'number') line.push(`${x.toFixed(1)},${y(d.p0_win).toFixed(1)}`);
+  });
+  if (line.length) lines.push(line);
+  for (const l of lines) el('polyline', { points: l.join(' '), class: 'chart-line' }, svg);
+  list.forEach((d, i) => {
+    const sev = severity(d);
+    if (sev && typeof d.p0_win === 'number') el('circle', { cx: chartX(i), cy: y(d.p0_win), r: sev === 'verybad' ? 4 : 3, class: `chart-err ${sev}` }, svg);
+    if (d.luck_mark) { // luck: a tick over the chart for the lucky, under it for the unlucky
+      const up = !d.luck_mark.includes('un');
+      el('line', { x1: chartX(i), y1: up ? T - 1 : B + 1, x2: chartX(i), y2: up ? T - 6 : B + 6, class: `chart-luck ${up ? 'lucky' : 'unlucky'}` }, svg);
+    }
+  });
+  el('line', { x1: chartX(viewer.at), y1: T, x2: chartX(viewer.at), y2: B, class: 'chart-cursor' }, svg);
+  svg.setAttribute('aria-label', `${playerName(0)}'s chances of winning the game, decision by decision; ${viewer.errors.length} errors marked`);
+}
+
+function chartClick(e) {
+  const svg = $('vchart');
+  const r = svg.getBoundingClientRect();
+  const x = ((e.clientX - r.left) / r.width) * 320;
+  const n = viewer.list.length;
+  if (!n) return;
+  showDecision(Math.round(((x - VC.L) / (VC.R - VC.L)) * (n - 1)));
+}
+
+function stepError(dir) {
+  const next = dir > 0 ? viewer.errors.find((e) => e > viewer.at) : [...viewer.errors].reverse().find((e) => e < viewer.at);
+  if (next !== undefined) showDecision(next);
+}
+
+function viewerKey(e) {
+  if (!viewer.data || $('viewer').hidden) return false;
+  if (e.target && ['INPUT', 'SELECT', 'TEXTAREA'].includes(e.target.tagName)) return false;
+  const moves = { ArrowRight: 1, ArrowLeft: -1 };
+  if (e.key in moves) showDecision(viewer.at + moves[e.key]);
+  else if (e.key === 'Home') showDecision(0);
+  else if (e.key === 'End') showDecision(viewer.list.length - 1);
+  else if (e.key === 'ArrowDown') stepError(1);
+  else if (e.key === 'ArrowUp') stepError(-1);
+  else return false;
+  e.preventDefault();
+  return true;
+}
+
+function initViewer() {
+  $('btn-archive-refresh').addEventListener('click', loadArchive);
+  $('v-first').addEventListener('click', () => showDecision(0));
+  $('v-prev').addEventListener('click', () => showDecision(viewer.at - 1));
+  $('v-next').addEventListener('click', () => showDecision(viewer.at + 1));
+  $('v-last').addEventListener('click', () => showDecision(viewer.list.length - 1));
+  $('v-prev-error').addEventListener('click', () => stepError(-1));
+  $('v-next-error').addEventListener('click', () => stepError(1));
+  $('v-close').addEventListener('click', () => { closeViewer(); loadArchive(); });
+  $('v-list').addEventListener('click', (e) => {
+    const row = e.target.closest('tr[data-i]');
+    if (row) showDecision(Number(row.dataset.i));
+  });
+  $('vchart').addEventListener('click', chartClick);
+  document.addEventListener('keydown', viewerKey);
+  loadArchive();
+}
+
 // -- wiring -----------------------------------------------------------------------------------------------------
 
 function init() {
@@ -1233,6 +1665,7 @@ function init() {
   svg.addEventListener('pointerdown', onPointerDown);
   svg.addEventListener('pointerup', onPointerUp);
   renderInvitations();
+  initViewer();
   connect();
 }
 
