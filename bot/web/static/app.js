@@ -1357,7 +1357,10 @@ function renderDecisionList() {
     const sev = severity(d);
     if (sev) tr.classList.add(sev);
     tr.insertCell().textContent = String(i + 1);
-    tr.insertCell().textContent = playerName(d.player);
+    const who = tr.insertCell(); // the player's chequer colour: the names would crowd the list
+    who.className = 'who';
+    who.append(html('span', '', `chq ${d.player === 0 ? 'me' : 'them'}`), html('span', playerName(d.player), 'sr-only'));
+    who.title = playerName(d.player);
     const what = tr.insertCell();
     what.textContent = decisionText(d);
     const marks = tr.insertCell();
@@ -1441,7 +1444,8 @@ function renderViewerBoard(d) {
 function cubeLine(d) {
   const c = d.cube;
   const eq = `no double ${signed(c.no_double)}, double/take ${signed(c.double_take)}, double/pass ${signed(c.double_pass)}`;
-  const proper = c.proper === 'double' ? `double, ${c.taker}` : c.proper;
+  const answering = d.kind === 'take' || d.kind === 'pass'; // the taker's verdict, not the doubler's
+  const proper = answering ? c.taker : c.proper === 'double' ? `double, ${c.taker}` : c.proper;
   const p = html('p', '', 'cube-line');
   if (d.kind === 'move') {
     if (!c.close && !c.error) return null; // a clear no-double needs no words
@@ -1449,7 +1453,7 @@ function cubeLine(d) {
   } else {
     p.append(`Cube: ${playerName(d.player)} ${c.action === 'no double' ? 'does not double' : { double: 'doubles', take: 'takes', pass: 'passes' }[c.action]}. `);
   }
-  p.append('Proper: ', html('strong', proper), ` (${eq}). `);
+  p.append(answering ? 'Proper answer: ' : 'Proper: ', html('strong', proper), ` (the doubler's ${eq}). `);
   if (c.error) p.append(html('span', `${CUBE_ERRORS[c.error] || c.error}: ${signed(-c.loss)}`, `badge ${severity(d) || 'doubtful'}`));
   return p;
 }
@@ -1498,7 +1502,8 @@ function showDecision(i) {
   if (d.cube) { const line = cubeLine(d); if (line) box.append(line); }
   if (d.probs) {
     const p = d.probs;
-    box.append(html('p', `${playerName(d.player)} wins ${pct(p[0])} (gammon ${pct(p[1])}, backgammon ${pct(p[2])}); loses a gammon ${pct(p[3])}.`, 'muted small'));
+    const whose = d.kind === 'take' || d.kind === 'pass' ? 1 - d.player : d.player; // the chances are the roller's
+    box.append(html('p', `${playerName(whose)} wins ${pct(p[0])} (gammon ${pct(p[1])}, backgammon ${pct(p[2])}); loses a gammon ${pct(p[3])}.`, 'muted small'));
   }
   box.dataset.severity = sev;
   for (const row of $('v-list').querySelectorAll('tr.at')) row.classList.remove('at');
