@@ -1179,6 +1179,7 @@ function renderChart() {
 // -- the archive: finished matches and their analysis (docs/websocket-protocol.md, "HTTP: the archive") ------
 
 const viewer = { name: null, data: null, list: [], at: 0, errors: [] };
+const ARCHIVE_POLL_MS = 20000; // how often the lobby asks again while a match waits for its analysis
 app.viewer = viewer;
 const MARK_CLASS = { doubtful: 'doubtful', bad: 'bad', 'very bad': 'verybad' };
 const MARK_SIGN = { doubtful: '?!', bad: '?', 'very bad': '??' };
@@ -1609,6 +1610,9 @@ function initViewer() {
   $('vchart').addEventListener('click', chartClick);
   document.addEventListener('keydown', viewerKey);
   loadArchive();
+  setInterval(() => { // an analysis still running shows up by itself when it is written
+    if (!document.hidden && document.querySelector('#archive tr[data-analysis="pending"]')) loadArchive();
+  }, ARCHIVE_POLL_MS);
 }
 
 // -- wiring -----------------------------------------------------------------------------------------------------
