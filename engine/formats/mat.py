@@ -36,7 +36,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.errors import EngineError
-from engine.formats._common import MatchFormatError, kept_move, split_lines
+from engine.formats._common import (
+    ImpossibleValueError,
+    MatchFormatError,
+    impossible,
+    kept_move,
+    split_lines,
+)
 from engine.ids import GameState
 from engine.match import MatchState, Rules
 from engine.moves import Move, legal_plays
@@ -323,6 +329,7 @@ _TAG_LINE = re.compile(r'^\s*[;#]\s*\[\s*([A-Za-z][\w ]*?)\s+"(.*)"\s*\]\s*$')
 _COMMENT_LINE = re.compile(r"^\s*[;#]")
 _ROW_NUMBER = re.compile(r"^\s*\d+\)")
 _ROLL_TOKEN = re.compile(r"^([1-6])([1-6]):(.*)$")
+_ANY_ROLL_TOKEN = re.compile(r"^\d\d:")  # "99:" is meant as a roll, an impossible one
 _SCORE_LINE = re.compile(r"^\s*(.*?)\s*:\s*(\d{1,9})\s+(.*?)\s*:\s*(\d{1,9})\s*$")
 _RATING_SUFFIX = re.compile(r"\s*,\s*[+-]?\d.*$")
 _NUMBER = re.compile(r"^\d{1,9}")
@@ -380,6 +387,10 @@ class _Block:
     names: tuple[str, str] = ("", "")
     score: tuple[int, int] = (0, 0)
     rows: list[tuple[int, list[_Cell]]] | None = None
+
+
+class _BadDice(MatFormatError, ImpossibleValueError):
+    """A roll such as ``99:``: an error even on the last line, which is otherwise dropped when it is broken."""
 
 
 class _ScoreMismatch(MatFormatError):
@@ -508,7 +519,7 @@ def _read_blocks(lines: list[str], start: int, last_line: int, source: str) -> t
     try:
         _scan_blocks(lines, start, source, blocks)
     except MatFormatError as exc:
-        if exc.line != last_line:
+        if exc.line != last_line or impossible(exc):
             raise
         return blocks, True
     return blocks, False
@@ -566,6 +577,8 @@ def _split_row(line: str, number: int, source: str) -> list[_Cell]:
     groups: list[tuple[int, str, list[str]]] = []
     for token in re.finditer(r"\S+", line[offset:]):
         word = token.group()
+        if _ANY_ROLL_TOKEN.match(word) and not _ROLL_TOKEN.match(word):
+            raise _BadDice(f"{line.strip()!r}: dice {word[:2]} are not both in 1..6", number, source)
         kind = _starts_cell(word)
         if kind is None and not groups:
             raise MatFormatError(
@@ -679,7 +692,7 @@ def _play_game(
         try:
             started = _play_cell(builder, player, cell, following, started)
         except (RecordError, EngineError) as exc:
-            if cell.line == last_line:
+            if cell.line == last_line and not impossible(exc):
                 raise _Stop from None
             detail = exc.reason if isinstance(exc, MatchFormatError | RecordError) else str(exc)
             raise MatFormatError(f"game {game}: {cell.text!r}: {detail}", cell.line, source) from None

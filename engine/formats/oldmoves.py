@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from engine.errors import EngineError, IllegalMoveError
-from engine.formats._common import MatchFormatError, kept_move, split_lines
+from engine.formats._common import MatchFormatError, check_dice, impossible, kept_move, split_lines
 from engine.ids import GameState
 from engine.match import Rules
 from engine.moves import Move, legal_plays
@@ -166,7 +166,7 @@ def _play_game(
         try:
             started = _play_line(builder, line, swapped, started)
         except (RecordError, EngineError) as exc:
-            if line_number == last_line:
+            if line_number == last_line and not impossible(exc):
                 raise _Stop from None
             detail = exc.reason if isinstance(exc, MatchFormatError | RecordError) else str(exc)
             raise OldmovesFormatError(
@@ -186,9 +186,7 @@ def _play_line(builder: RecordBuilder, line: str, swapped: bool, started: bool) 
     lower = rest.lower()
     roll = _ROLL.match(rest)
     if roll:
-        dice = (int(roll.group(1)), int(roll.group(2)))
-        if not (1 <= dice[0] <= 6 and 1 <= dice[1] <= 6):
-            raise OldmovesFormatError(f"dice {dice[0]} {dice[1]} are not both in 1..6")
+        dice = check_dice(int(roll.group(1)), int(roll.group(2)))
         if not started:
             high, low = max(dice), min(dice)
             if high == low:
