@@ -538,7 +538,7 @@ ONE_POINT = " 1 point match\n\n Game 1\n a : 0                   b : 0\n"
         ("  1)                             99: 24/18 13/11\n  2) 62: 13/7* 24/22\n", 5, "dice 99"),
     ],
 )
-def test_impossible_dice_or_points_on_the_last_line_are_errors(rows: str, line: int, fragment: str) -> None:
+def test_impossible_dice_on_the_last_line_are_errors(rows: str, line: int, fragment: str) -> None:
     with pytest.raises(MatFormatError, match=fragment) as info:
         read_mat(ONE_POINT + rows, source="x.mat")
     assert info.value.line == line
