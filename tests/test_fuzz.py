@@ -63,6 +63,7 @@ def test_fuzz_smoke_every_target_a_few_hundred_inputs() -> None:
     failures = []
     for name, n in fuzz.plan(3000, None).items():
         target = fuzz.targets()[name]
+        fuzz.warm_up(target)
         for i in range(n):
             data = fuzz.make_input(target, 99, i)
             kind, detail = fuzz.run_one(target, data, slack=10.0)
@@ -78,3 +79,62 @@ def test_inputs_are_reproducible_and_varied() -> None:
     assert len(set(first)) > 150
     assert any(len(x) > 60_000 for x in first) and any(not x.strip() for x in first)
     assert json.loads(fuzz.targets()["batch-moves"].seeds()[0])["id"]
+
+
+# -- patterns that backtracked for seconds or minutes on a long run of spaces (fuzz hangs) -------------------
+
+SPACES = " " * 100_000
+
+
+def _quick(call, *args, limit: float = 0.5):
+    start = time.process_time()
+    try:
+        return call(*args)
+    finally:
+        assert time.process_time() - start < limit
+
+
+def test_mat_score_and_tag_lines_read_in_linear_time() -> None:
+    from engine.formats import MatFormatError, read_mat
+
+    # fuzz mat hang-2828: a score line and a tag line padded with 55,000 spaces
+    head = "; [Variation" + SPACES + '"Backgammon"]\n 1 point match\n\n Game 1\n'
+    text = head + " Alice" + SPACES + ": 0" + SPACES + "Bob : 0\n  1) 31: 8/5 6/5\n"
+    record = _quick(read_mat, text)
+    assert record.names == ("Alice", "Bob") and record.partial
+    with pytest.raises(MatFormatError, match="is not a score line"):
+        _quick(read_mat, head + " Alice" + SPACES + ": 0" + SPACES + "Bob : x\n  1) 31: 8/5 6/5\n")
+
+
+def test_oldmoves_players_and_action_lines_read_in_linear_time() -> None:
+    from engine.formats import OldmovesFormatError, read_oldmoves
+
+    # fuzz oldmoves hang-1413: "X: (6 4) bar-4" + 220,000 spaces + "12-18"
+    head = "Score is 0-0 in a 1 point match.\nAnn is X" + SPACES + "- Bob is O.\n"
+    record = _quick(read_oldmoves, head + "X: (3 1) 17-20 19-20" + SPACES + "\n")
+    assert record.names == ("Ann", "Bob") and len(record.games[0].actions) == 1
+    with pytest.raises(OldmovesFormatError, match="more than 1000 characters"):
+        _quick(read_oldmoves, head + "X: (3 1) 17-20" + SPACES + "19-20\nO: (6 5) 24-18 18-13\n")
+    with pytest.raises(OldmovesFormatError, match="is not '<name> is X"):
+        _quick(read_oldmoves, "Score is 0-0 in a 1 point match.\nAnn is X - Bob" + SPACES + "is\nX: (3 1)\n")
+
+
+def test_fibs_move_lines_read_in_linear_time_and_huge_numbers_are_unknown() -> None:
+    from protocols.fibs.lines import parse_line
+
+    # fuzz fibs-client hang-7981: "bob moves 21-24 1" + 64,000 spaces + "x" took 84 s
+    event = _quick(parse_line, "bob moves 21-24 1" + SPACES[:64_000] + "x")
+    assert isinstance(event, fev.Moves) and event.text.endswith("x")
+    assert parse_line("bob moves 24-18 13-11 .").text == "24-18 13-11"
+    assert parse_line("The only possible move is 24-23 .").text == "24-23"
+    # fuzz fibs-client crash-417: int() of a 5000-digit count raised ValueError out of parse_line
+    event = parse_line("** " + HUGE + " users heard you.")
+    assert isinstance(event, fev.Unknown) and "digits" in event.reason
+
+
+def test_move_text_of_megabytes_is_refused_at_once() -> None:
+    from engine.notation import MoveSyntaxError, parse_gnubg
+
+    # fuzz notation hang-6022: 200 KB of move text went through the character loop four times
+    with pytest.raises(MoveSyntaxError, match="more than 1000 characters"):
+        _quick(parse_gnubg, "24/18 " * 40_000, limit=0.05)

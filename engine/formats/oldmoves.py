@@ -35,8 +35,10 @@ __all__ = ["OldmovesFormatError", "read_oldmoves"]
 _SCORE_IS = re.compile(
     r"Score is (\d{1,9})-(\d{1,9}) in (?:a (\d{1,9}) point match|an unlimited match)", re.IGNORECASE
 )
-_PLAYERS = re.compile(r"^\s*(.+?)\s+is\s+X\s*-\s*(.+?)\s+is\s+O\.?\s*$")
-_ACTION = re.compile(r"^\s*([XO]):\s*(.*?)\s*$")
+# Both read without lazy groups before \s*: "^\s*([XO]):\s*(.*?)\s*$" and the obvious players pattern
+# backtrack quadratically or worse on a long run of spaces (found by bench/fuzz.py).
+_PLAYERS_X = re.compile(r"is\s+X\s*-")
+_ACTION = re.compile(r"^\s*([XO]):(.*)$")
 _ROLL = re.compile(r"^\((\d)\s+(\d)\)\s*(.*)$")
 _WINS = re.compile(r"^wins\s+(\d{1,9})\s+points?", re.IGNORECASE)
 _NO_MOVE = re.compile(r"^(can't|cannot|cant)\s+move\.?$", re.IGNORECASE)
@@ -142,9 +144,9 @@ def _split_games(lines: list[str], source: str) -> list[_Game]:
             index += 1
         players = None
         if index < len(lines):
-            found = _PLAYERS.match(lines[index])
+            found = _players(lines[index])
             if found:
-                players = (index + 1, found.group(1).strip(), found.group(2).strip())
+                players = (index + 1, *found)
                 index += 1
             elif not _SCORE_IS.search(lines[index]) and index + 1 != _last_line(lines):
                 raise OldmovesFormatError(
@@ -156,6 +158,26 @@ def _split_games(lines: list[str], source: str) -> list[_Game]:
             index += 1
         games.append((score_line, length, score, players, body))
     return games
+
+
+def _players(line: str) -> tuple[str, str] | None:
+    """``<X name> is X - <O name> is O.``: the names, or None."""
+    body = line.strip()
+    body = body[:-1] if body.endswith(".") else body
+    if not body.endswith("O"):
+        return None
+    before = body[:-1]
+    if not before[-1:].isspace() or not before.rstrip().endswith("is"):
+        return None
+    left = before.rstrip()[:-2]
+    if not left[-1:].isspace():
+        return None
+    left = left.rstrip()  # "<X> is X - <O>"
+    for found in _PLAYERS_X.finditer(left):
+        x_name, o_name = left[: found.start()], left[found.end() :].strip()
+        if x_name[-1:].isspace() and x_name.strip() and o_name:
+            return x_name.strip(), o_name
+    return None
 
 
 def _play_game(
@@ -180,7 +202,7 @@ def _play_line(builder: RecordBuilder, line: str, swapped: bool, started: bool) 
     match = _ACTION.match(line)
     if not match:
         raise OldmovesFormatError("not an 'X: ...' or 'O: ...' line")
-    role, rest = match.group(1), match.group(2)
+    role, rest = match.group(1), match.group(2).strip()
     player = (0 if role == "X" else 1) ^ swapped
     direction = 1 if role == "X" else -1  # X writes 25 minus its own point numbers
     lower = rest.lower()
