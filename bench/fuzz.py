@@ -742,7 +742,7 @@ def _save(out: Path, target: str, kind: str, index: int, data: bytes, detail: st
 def _worker(name: str, seed: int, start: int, stop: int, current: Any, queue: Any, out: str) -> None:
     target = targets()[name]
     warm_up(target)
-    seen: set[str] = set()
+    seen: dict[str, int] = {}  # signature -> inputs saved: the first 3 of each distinct bug, 200 in all
     for i in range(start, stop):
         current.value = i
         data = make_input(target, seed, i)
@@ -750,9 +750,9 @@ def _worker(name: str, seed: int, start: int, stop: int, current: Any, queue: An
         if kind in ("crash", "hang"):
             sig = _signature(detail) if kind == "crash" else "hang"
             saved = ""
-            if sig not in seen or len(seen) < 50:
+            if seen.get(sig, 0) < 3 and sum(seen.values()) < 200:
                 saved = str(_save(Path(out), name, kind, i, data, detail))
-                seen.add(sig)
+                seen[sig] = seen.get(sig, 0) + 1
             queue.put((kind, i, sig, saved))
     current.value = stop
     queue.put(("done", stop, "", ""))
