@@ -990,6 +990,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fuzz: seed {args.seed}, {sum(t.inputs for t in tallies):,} inputs")
     print(text)
     if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps([dataclasses.asdict(t) for t in tallies], indent=1))
     return 1 if any(t.crashes or t.hangs for t in tallies) else 0
 
