@@ -10,6 +10,7 @@ ours is a proper standard normal, with mean 0 over positions.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import re
 from collections.abc import Sequence
@@ -42,8 +43,10 @@ class Level:
     def __post_init__(self) -> None:
         if not 0 <= self.plies <= 3:
             raise LevelError(f"plies must be 0..3, not {self.plies}")
-        if self.chequer_noise < 0 or self.cube_noise < 0:
-            raise LevelError("noise must not be negative")
+        if not (0 <= self.chequer_noise < math.inf and 0 <= self.cube_noise < math.inf):
+            raise LevelError("noise must be a finite number, not negative")  # NaN too: it would pass `< 0`
+        if self.cube_plies is not None and not 0 <= self.cube_plies <= 3:
+            raise LevelError(f"cube plies must be 0..3, not {self.cube_plies}")
 
     @property
     def cube_depth(self) -> int:

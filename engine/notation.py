@@ -46,6 +46,7 @@ _NO_MOVE = frozenset({"", "cannot move", "can't move", "cant move", "can not mov
 _DIGITS = frozenset("0123456789")
 _LETTERS = frozenset(string.ascii_letters)
 _ALTERNATIVES_SHOWN = 6
+MAX_MOVE_TEXT = 1000  # the longest play ("bar/24(4)" steps with hits, words, spaces) is under 100 characters
 
 
 class MoveSyntaxError(IllegalMoveError):
@@ -129,6 +130,8 @@ def _scan(text: str, syntax: _Syntax) -> Move:
             why += " ('-' means off in gnubg notation: write 13/8, or use dialect='loose' or parse_fibs)"
         return MoveSyntaxError(f"{_shown(text)} is not a move in {syntax.name} notation: {why}")
 
+    if len(text) > MAX_MOVE_TEXT:  # a character loop over megabytes of hostile text is a stall, not a parse
+        raise fail(f"more than {MAX_MOVE_TEXT} characters")
     i, n = 0, len(text)
     while i < n:
         c = text[i]

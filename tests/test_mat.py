@@ -509,3 +509,43 @@ def test_cli_check_and_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["mat", "show", str(good)]) == 0
     assert capsys.readouterr().out.startswith("Alice - Bob, 3-point match")
     assert main(["mat", "show", str(broken)]) == 2  # the CLI's usual answer to a ValueError
+
+
+# -- impossible values on the last line (issue 15 item 11) --------------------------------------------------
+# A broken last line is taken for a file cut short and dropped; a roll outside 1..6 is no prefix of any
+# well-formed line, so it is an error naming its line wherever it stands.
+
+ONE_POINT = " 1 point match\n\n Game 1\n a : 0                   b : 0\n"
+
+
+@pytest.mark.parametrize(
+    ("rows", "line", "fragment"),
+    [
+        ("  1)                             99: 24/18 13/11\n", 5, "dice 99 are not both in 1..6"),
+        (
+            "  1)                             62: 24/18 13/11\n  2) 62: 13/7* 24/22             99: \n",
+            6,
+            "99",
+        ),
+        ("  1)                             62: 24/18 13/11\n  2) 70: 13/7* 24/22\n", 6, "dice 70"),
+        ("  1)                             99: 24/18 13/11\n  2) 62: 13/7* 24/22\n", 5, "dice 99"),
+    ],
+)
+def test_impossible_dice_on_the_last_line_are_errors(rows: str, line: int, fragment: str) -> None:
+    with pytest.raises(MatFormatError, match=fragment) as info:
+        read_mat(ONE_POINT + rows, source="x.mat")
+    assert info.value.line == line
+
+
+def test_cli_check_calls_a_roll_of_99_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "99.mat"
+    path.write_text(
+        ONE_POINT + "  1)                             62: 24/18 13/11\n  2) 62: 13/7* 24/22   99: \n"
+    )
+    assert main(["mat", "check", "--json", str(path)]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert row["ok"] is False and row["line"] == 6 and "dice 99 are not both in 1..6" in row["error"]
+    # cut short mid-play, the same line is still the end of a file cut short
+    path.write_text(ONE_POINT + "  1)                             62: 24/18 13/11\n  2) 62: 13/7* 24/2")
+    assert main(["mat", "check", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["partial"] is True

@@ -172,3 +172,20 @@ def test_random_damage_gives_a_typed_error_or_a_record(
         return
     record.final_state()
     assert all(a.kind in ActionKind for g in record.games for a in g.actions)
+
+
+@pytest.mark.parametrize(
+    ("last", "fragment"),
+    [
+        ("X: (9 9) 1-10", "dice 99 are not both in 1..6"),
+        ("X: (0 5)", "dice 05"),
+    ],
+)
+def test_impossible_values_on_the_last_line_are_errors_not_a_cut(last: str, fragment: str) -> None:
+    # issue 15 item 11: `gammond mat check` called such a file ok (partial), taking the line for a cut
+    lines = MONEY.splitlines()
+    text = "\n".join([*lines[:4], last]) + "\n"
+    with pytest.raises(OldmovesFormatError, match=fragment) as info:
+        read_oldmoves(text, source="m.txt")
+    assert info.value.line == 5
+    assert read_oldmoves("\n".join([*lines[:4], "X: (6 5) 1-"])).partial  # a real cut still reads

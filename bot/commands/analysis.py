@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bot.commands._output import batch, emit
+from bot.commands._output import batch, check_fields, emit, int_field, required_str, str_field
 from bot.commands.ids import parse_dice, parse_gnubg_id
 from engine import cube as cubes
 from engine.analyser import Analyser
@@ -18,6 +19,8 @@ from engine.levels import parse_level
 from engine.notation import format_gnubg
 from engine.position import Position
 
+MAX_PLIES = 3  # the search goes no deeper
+MAX_MOVES = 10_000  # more than any roll has legal plays
 _PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
 
@@ -146,17 +149,38 @@ def _hint_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def eval_handler(analyser: Analyser, plies: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """One `eval --batch` request: ``{"id": ..., "plies": 0..3}``; RequestError names a bad field."""
+
+    def handle(req: dict[str, Any]) -> dict[str, Any]:
+        check_fields(req, ("id", "plies"))
+        text = required_str(req, "id")
+        depth = int_field(req, "plies", plies, 0, MAX_PLIES)
+        return {**eval_reply(analyser, text, depth), "id": text}
+
+    return handle
+
+
+def hint_handler(
+    analyser: Analyser, plies: int, level: str | None, count: int
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """One `hint --batch` request: ``{"id", "dice", "plies", "level", "n"}`` (all but id optional)."""
+
+    def handle(req: dict[str, Any]) -> dict[str, Any]:
+        check_fields(req, ("id", "dice", "plies", "level", "n"))
+        text = required_str(req, "id")
+        depth = int_field(req, "plies", plies, 0, MAX_PLIES)
+        named = str_field(req, "level", level)
+        n = int_field(req, "n", count, 1, MAX_MOVES)
+        return {**hint_reply(analyser, text, req.get("dice"), depth, named, n), "id": text}
+
+    return handle
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     analyser = _analyser(args.models, args.threads)
     if args.batch:
-        return batch(
-            lambda req: {
-                **eval_reply(analyser, str(req["id"]), int(req.get("plies", args.plies))),
-                "id": req["id"],
-            },
-            sys.stdin,
-            sys.stdout,
-        )
+        return batch(eval_handler(analyser, args.plies), sys.stdin.buffer, sys.stdout)
     if not args.id:
         raise InvalidDiceError("give an ID, or --batch")
     emit(eval_reply(analyser, args.id, args.plies), args.json, _eval_text)
@@ -166,21 +190,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_hint(args: argparse.Namespace) -> int:
     analyser = _analyser(args.models, args.threads)
     if args.batch:
-        return batch(
-            lambda req: {
-                **hint_reply(
-                    analyser,
-                    str(req["id"]),
-                    req.get("dice"),
-                    int(req.get("plies", args.plies)),
-                    req.get("level", args.level),
-                    int(req.get("n", args.n)),
-                ),
-                "id": req["id"],
-            },
-            sys.stdin,
-            sys.stdout,
-        )
+        handle = hint_handler(analyser, args.plies, args.level, args.n)
+        return batch(handle, sys.stdin.buffer, sys.stdout)
     if not args.id:
         raise InvalidDiceError("give an ID, or --batch")
     emit(hint_reply(analyser, args.id, args.dice, args.plies, args.level, args.n), args.json, _hint_text)
@@ -210,4 +221,4 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_hint)
 
 
-__all__ = ["Position", "eval_reply", "hint_reply", "register"]
+__all__ = ["Position", "eval_handler", "eval_reply", "hint_handler", "hint_reply", "register"]

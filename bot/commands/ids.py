@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from bot.commands._output import batch, emit
+from bot.commands._output import RequestError, batch, check_fields, emit, required_str
 from engine.errors import InvalidDiceError, InvalidIdError
 from engine.ids import MatchKey
 from engine.moves import legal_plays
@@ -34,15 +34,23 @@ def parse_gnubg_id(text: str) -> tuple[Position, MatchKey | None]:
 
 
 def parse_dice(text: Any) -> tuple[int, int]:
+    """Two dice: ``"62"``, ``"6-2"``, ``"6,2"`` or a pair of integers; InvalidDiceError otherwise."""
     if isinstance(text, list | tuple):
         values = list(text)
+    elif not isinstance(text, str | int) or isinstance(text, bool):
+        raise InvalidDiceError(
+            f'dice must be a string such as "62" or a list [6, 2], not {type(text).__name__}'
+        )
     else:
         s = str(text).strip().replace("-", "").replace(",", "").replace(" ", "")
         if len(s) != 2 or not s.isdigit():
             raise InvalidDiceError(f"dice {text!r} must be two digits such as 62")
         values = [int(s[0]), int(s[1])]
-    if len(values) != 2 or not all(isinstance(v, int) and 1 <= v <= 6 for v in values):
-        raise InvalidDiceError(f"dice {text!r} must be two numbers in 1..6")
+    if len(values) != 2 or not all(
+        isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 6 for v in values
+    ):
+        shown = repr(text) if len(values) <= 6 and all(isinstance(v, int | str) for v in values) else "given"
+        raise InvalidDiceError(f"dice {shown[:60]} must be two numbers in 1..6")
     return values[0], values[1]
 
 
@@ -115,16 +123,21 @@ def moves_reply(position: Position, dice: tuple[int, int]) -> dict[str, Any]:
     }
 
 
+def moves_request(req: dict[str, Any]) -> dict[str, Any]:
+    """One `moves --batch` request: ``{"id": ..., "dice": [d1, d2] or "62"}``."""
+    check_fields(req, ("id", "dice"))
+    text = required_str(req, "id")
+    if "dice" not in req:
+        raise RequestError("missing field 'dice'")
+    position, _ = parse_gnubg_id(text)
+    reply = moves_reply(position, parse_dice(req["dice"]))
+    reply["id"] = text
+    return reply
+
+
 def cmd_moves(args: argparse.Namespace) -> int:
     if args.batch:
-
-        def handle(req: dict[str, Any]) -> dict[str, Any]:
-            position, _ = parse_gnubg_id(str(req["id"]))
-            reply = moves_reply(position, parse_dice(req["dice"]))
-            reply["id"] = req["id"]
-            return reply
-
-        return batch(handle, sys.stdin, sys.stdout)
+        return batch(moves_request, sys.stdin.buffer, sys.stdout)
     if args.id is None or args.dice is None:
         raise InvalidIdError("give ID and DICE, or --batch")
     position, _ = parse_gnubg_id(args.id)

@@ -18,6 +18,24 @@ class MatchFormatError(EngineError):
         self.source = source
 
 
+class ImpossibleValueError(MatchFormatError):
+    """A value no match file holds, not even one cut short mid-line (dice outside 1..6): unlike other errors
+    on a file's last line, never taken for the end of a file cut short."""
+
+
+def impossible(exc: BaseException) -> bool:
+    """Whether an error on a file's last line cannot come from the file being cut short: no prefix of a
+    well-formed line has a roll outside 1..6 (``99:``, ``(9 9)``). A point over 25 can (``64`` is the start of
+    the next cell's ``64:``), so it stays a cut."""
+    return isinstance(exc, ImpossibleValueError)
+
+
+def check_dice(d1: int, d2: int) -> tuple[int, int]:
+    if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
+        raise ImpossibleValueError(f"dice {d1}{d2} are not both in 1..6")
+    return d1, d2
+
+
 def decode_text(data: bytes) -> str:
     """File bytes as text: UTF-8 (a BOM dropped), else Latin-1, which older Windows exports use."""
     if data.startswith(b"\xef\xbb\xbf"):

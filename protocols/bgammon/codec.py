@@ -166,6 +166,10 @@ def parse_event(text: str) -> ev.BgammonEvent:
         data = json.loads(stripped)
     except json.JSONDecodeError as exc:
         raise BgammonEventError(f"not valid JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise BgammonEventError("not valid JSON: nested too deeply") from None
+    except ValueError:  # an integer of more than 4300 digits, which Python will not convert
+        raise BgammonEventError("not valid JSON: a number has too many digits") from None
     if not isinstance(data, dict):
         raise BgammonEventError("a JSON event must be an object")
     kind = data.get("Type")

@@ -124,6 +124,8 @@ class FibsClientProtocol:
             return []
         if self._password:
             text = _redact(text, self._password)
+        if len(raw) > MAX_LINE:  # no FIBS line is this long; the line rules would scan megabytes for seconds
+            return [ev.Unknown(raw=text, reason=f"a line of {len(raw)} bytes, over {MAX_LINE}")]
         if self._in_motd:
             if text == "4" or self._motd_lines >= 500:
                 self._in_motd = False

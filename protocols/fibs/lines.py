@@ -364,14 +364,20 @@ def _moves(raw: str, player: str, text: str, forced: bool) -> ev.FibsEvent:
     return ev.Moves(raw=raw, player=player, text=text, direction=direction, move=move, forced=forced)
 
 
-@_rule(r"The only possible move is (.*?)\s*\.?")
+# "(.*)" and _move_text, not "(.*?)\s*\.?": that pattern took minutes on a line of 64 KB (found by bench/fuzz.py)
+@_rule(r"The only possible move is (.*)")
 def _forced_move(raw: str, m: re.Match[str]) -> ev.FibsEvent:
-    return _moves(raw, YOU, m[1], forced=True)
+    return _moves(raw, YOU, _move_text(m[1]), forced=True)
 
 
-@_rule(rf"{N} moves (.*?)\s*\.?")
+@_rule(rf"{N} moves (.*)")
 def _player_moves(raw: str, m: re.Match[str]) -> ev.FibsEvent:
-    return _moves(raw, m[1], m[2], forced=False)
+    return _moves(raw, m[1], _move_text(m[2]), forced=False)
+
+
+def _move_text(text: str) -> str:
+    """The move without the full stop FIBS ends the line with, nor the spaces before it."""
+    return (text[:-1] if text.endswith(".") else text).rstrip()
 
 
 @_rule(r"Bearing off: (.*)")
@@ -688,5 +694,8 @@ def parse_line(line: str) -> ev.FibsEvent:
     for pattern, build in _RULES:
         m = pattern.fullmatch(line)
         if m:
-            return build(line, m)
+            try:
+                return build(line, m)
+            except ValueError as exc:  # a number of 5000 digits: int() refuses it
+                return ev.Unknown(raw=line, reason=str(exc))
     return ev.Unknown(raw=line)

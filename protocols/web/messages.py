@@ -657,6 +657,8 @@ def _parse(text: str | bytes, registry: dict[str, type[Message]], limit: int | N
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise MessageSyntaxError(f"not JSON: {getattr(exc, 'msg', 'too deep')}") from None
+    except ValueError:  # an integer of more than 4300 digits, which Python will not convert
+        raise MessageSyntaxError("not JSON: a number has too many digits") from None
     if not isinstance(data, dict):
         raise MessageSyntaxError("a message must be a JSON object")
     kind = data.get("type")
