@@ -137,12 +137,22 @@ class Decision:
         out = asdict(self)
         out["dice"] = list(self.dice) if self.dice else None
         out["probs"] = [round(p, 6) for p in self.probs]
-        for key in ("equity", "best_equity", "loss", "loss_unnormalised", "luck", "luck_unnormalised",
-                    "cube_loss_unnormalised", "p0_win"):
+        for key in (
+            "equity",
+            "best_equity",
+            "loss",
+            "loss_unnormalised",
+            "luck",
+            "luck_unnormalised",
+            "cube_loss_unnormalised",
+            "p0_win",
+        ):
             if out[key] is not None:
                 out[key] = round(out[key], 6)
         if self.cube is not None:
-            out["cube"] = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self.cube).items()}
+            out["cube"] = {
+                k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self.cube).items()
+            }
         return out
 
 
@@ -153,7 +163,9 @@ class PlayerStats:
     name: str
     total_moves: int = 0
     unforced_moves: int = 0
-    marked: dict[str, int] = field(default_factory=lambda: {"very bad": 0, "bad": 0, "doubtful": 0, "none": 0})
+    marked: dict[str, int] = field(
+        default_factory=lambda: {"very bad": 0, "bad": 0, "doubtful": 0, "none": 0}
+    )
     chequer_error: float = 0.0
     chequer_error_unnormalised: float = 0.0
     luck: float = 0.0
@@ -500,7 +512,12 @@ def analyse_record(record: MatchRecord, analyser: Analyser, plies: int = 0) -> M
         game_results = _money_results(record)
     _add_luck(analyser, decisions, luck_jobs)
     return MatchAnalysis(
-        record.names, record.length, plies, decisions, game_results, analyser.name,
+        record.names,
+        record.length,
+        plies,
+        decisions,
+        game_results,
+        analyser.name,
         time.perf_counter() - started,
     )
 
@@ -561,13 +578,16 @@ def _add_luck(
     positions = [j[1] for j in jobs]
     states = [j[2] for j in jobs]
     openers = [k for k, j in enumerate(jobs) if j[4]]
-    rows = table.best_by_roll(positions + [jobs[k][1] for k in openers],
-                              states + [jobs[k][2].swapped() for k in openers])
-    extra = dict(zip(openers, rows[len(jobs):], strict=True))
+    rows = table.best_by_roll(
+        positions + [jobs[k][1] for k in openers], states + [jobs[k][2].swapped() for k in openers]
+    )
+    extra = dict(zip(openers, rows[len(jobs) :], strict=True))
     for k, (i, _, ci, dice, opening) in enumerate(jobs):
         luck = _opening_luck(rows[k], extra[k], dice) if opening else _luck(rows[k], dice)
         d = decisions[i]
-        decisions[i] = _replace(d, luck=luck, luck_unnormalised=_unnormalise(luck, ci, met), luck_mark=luck_mark(luck))
+        decisions[i] = _replace(
+            d, luck=luck, luck_unnormalised=_unnormalise(luck, ci, met), luck_mark=luck_mark(luck)
+        )
 
 
 def _replace(d: Decision, **changes: Any) -> Decision:
