@@ -61,10 +61,14 @@ def _ray_map(fn: Callable[[T], dict[str, Any]], items: Sequence[T], address: str
             raise FanoutError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
         started_here = True
     try:
-        remote = ray.remote(num_cpus=1)(fn)
-        refs = [remote.remote(item) for item in items]
+        remote = ray.remote(num_cpus=1)(_call)  # ray.remote takes functions only, not partials
+        refs = [remote.remote(fn, item) for item in items]
         for ref in refs:
             yield ray.get(ref)
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _call(fn: Callable[[T], dict[str, Any]], item: T) -> dict[str, Any]:
+    return fn(item)

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import shutil
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -182,6 +183,10 @@ def _square(x: int) -> dict[str, int]:
     return {"x": x, "y": x * x, "pid": os.getpid()}
 
 
+def _power(x: int, exp: int) -> dict[str, int]:
+    return {"y": x**exp}
+
+
 def test_fanout_keeps_order_over_processes() -> None:
     here = list(run_many(_square, [1, 2, 3, 4], jobs=1))
     apart = list(run_many(_square, [1, 2, 3, 4], jobs=2))
@@ -193,8 +198,8 @@ def test_fanout_over_a_local_ray_instance() -> None:
     pytest.importorskip(
         "ray", reason="ray is an optional extra (pip install 'gammond[ray]'); not installed here"
     )
-    out = list(run_many(_square, [3, 1, 2], ray_address="local"))
-    assert [r["y"] for r in out] == [9, 1, 4]
+    out = list(run_many(partial(_power, exp=3), [3, 1, 2], ray_address="local"))  # as the commands call it
+    assert [r["y"] for r in out] == [27, 1, 8]
 
 
 # -- background analysis --------------------------------------------------------------------------------------
