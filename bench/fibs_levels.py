@@ -116,7 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default="", help="folder for the matches as .mat (none if empty)")
     p.add_argument("--json", help="write the per-match rows and the summary here")
+    p.add_argument("--combine", nargs="+", metavar="JSON", help="pool the rows of earlier runs' --json files")
     args = p.parse_args(argv)
+    if args.combine:
+        rows = [r for f in args.combine for r in json.loads(Path(f).read_text(encoding="utf-8"))["rows"]]
+        names = list(dict.fromkeys(r["level"] for r in rows))
+        for lv in names:
+            print(json.dumps(summarise([r for r in rows if r["level"] == lv], args.length)))
+        return 0
     levels = [x.strip() for x in args.levels.split(";" if ";" in args.levels else ",") if x.strip()]
     jobs = [(lv, i, args.length, args.plies, args.seed, args.out) for lv in levels for i in range(args.matches)]
     t0 = time.perf_counter()

@@ -157,11 +157,11 @@ class Noise:
 # own analysis (bench/fibs_levels.py; the table and its intervals are in MODELS.md). Noise sigma -> rating,
 # strongest first; ratings in between get the noise interpolated linearly between the two neighbours.
 RATED_NOISE: tuple[tuple[float, float], ...] = (
-    (0.0, 1991.0),  # expert
-    (0.015, 1878.0),  # advanced
-    (0.040, 1460.0),  # intermediate
-    (0.050, 1330.0),  # casual
-    (0.060, 1190.0),  # beginner
+    (0.0, 1916.0),  # expert
+    (0.015, 1838.0),  # advanced
+    (0.040, 1459.0),  # intermediate
+    (0.050, 1265.0),  # casual
+    (0.060, 1207.0),  # beginner
 )
 RATING_RANGE = (500.0, 2500.0)
 
