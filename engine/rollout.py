@@ -1,8 +1,8 @@
 """Rollouts: many games played out from a position, all trials side by side, one batched net call per ply.
 
 As gnubg's rollouts: quasi-random dice (the first rolls of the trials stratified: trial t gets ordered roll
-t mod 36 at the first ply and (t div 36) mod 36 at the second, each through a seeded permutation, so 1,296
-trials see every pair of first rolls once), luck-based variance reduction (each ply's luck, the 0-ply value of
+t mod 36 at the first ply and, from 1,296 trials, (t div 36) mod 36 at the second, each through a seeded
+permutation, so 1,296 trials see every pair of first rolls once), luck-based variance reduction (each ply's luck, the 0-ply value of
 the roll played against the average over the 21 rolls, is taken off the trial's result), cubeful play (0-ply
 cube decisions: the player on roll doubles when gnubg's cube model says so, the opponent takes or passes) and
 the cubeless outcome of the same games, with standard errors over trials.
@@ -219,8 +219,13 @@ def _to_start_probs(p: np.ndarray, side: np.ndarray) -> np.ndarray:
     return np.where((side == 0)[:, None], p, invert(p))
 
 
-def _rolls(trial_ids: np.ndarray, ply: int, perms: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
-    if ply < len(perms):
+def _rolls(
+    trial_ids: np.ndarray, ply: int, perms: list[np.ndarray], rng: np.random.Generator, trials: int
+) -> np.ndarray:
+    """The rolls of ``trial_ids`` at ``ply``: stratified (trial t gets ordered roll (t div 36^ply) mod 36 through
+    that ply's permutation) while the rollout has 36^(ply+1) trials or more, as gnubg's quasi-random dice;
+    beyond that, random (stratifying a ply with fewer trials would give most trials the same roll)."""
+    if ply < len(perms) and trials >= 36 ** (ply + 1):
         ordered = perms[ply][(trial_ids // 36**ply) % 36]
     else:
         ordered = rng.integers(0, 36, size=len(trial_ids))
@@ -260,7 +265,7 @@ def rollout_sums(
             idx, pre_p = idx[keep], pre_p[keep]
             if not len(idx):
                 break
-        _play(tr, idx, pre_p, _rolls(trial_ids[idx], ply, perms, rng), cubeful, vr)
+        _play(tr, idx, pre_p, _rolls(trial_ids[idx], ply, perms, rng, settings.trials), cubeful, vr)
         ply += 1
         if progress is not None:
             progress(ply, int(tr.active.sum()))

@@ -36,7 +36,7 @@ def test_first_two_rolls_are_stratified_over_1296_trials() -> None:
     perms = [np.random.default_rng(5).permutation(36) for _ in range(3)]
     rng = np.random.default_rng(0)
     ids = np.arange(1296)
-    first, second = _rolls(ids, 0, perms, rng), _rolls(ids, 1, perms, rng)
+    first, second = _rolls(ids, 0, perms, rng, 1296), _rolls(ids, 1, perms, rng, 1296)
     weights = {k: w for k, (_, w) in enumerate(ROLLS)}
     # every roll comes up in proportion to its chance (36 x its weight) at both plies
     assert Counter(first.tolist()) == {k: 36 * w for k, w in weights.items()}
@@ -44,6 +44,31 @@ def test_first_two_rolls_are_stratified_over_1296_trials() -> None:
     # and every pair of first two ordered rolls once: 21 x 21 roll pairs in proportion to their chances
     pairs = Counter(zip(first.tolist(), second.tolist(), strict=True))
     assert all(n == weights[a] * weights[b] for (a, b), n in pairs.items()) and len(pairs) == 441
+
+
+def test_plies_with_too_few_trials_to_stratify_get_random_rolls() -> None:
+    # A bug once gave all 1,296 trials the same third roll (stratified over 46,656 trials that were not there),
+    # which made every rollout lean to one side by ~0.1.
+    perms = [np.random.default_rng(5).permutation(36) for _ in range(3)]
+    rng = np.random.default_rng(0)
+    ids = np.arange(1296)
+    third = Counter(_rolls(ids, 2, perms, rng, 1296).tolist())
+    assert len(third) == 21 and max(third.values()) < 2.5 * 1296 / 18
+    second_of_36 = Counter(_rolls(np.arange(36), 1, perms, rng, 36).tolist())
+    assert len(second_of_36) > 10  # 36 trials stratify the first roll only
+
+
+def test_opening_reply_rollout_agrees_with_the_evaluation(analyser: Analyser) -> None:
+    # the nets' own 2-ply view of a quiet opening position and a rollout by the same nets agree within noise
+    pos = Position.from_id("4HPwARHgc/ABMA")
+    ev = analyser.evaluate(pos, CubeInfo.money(), 0)
+    r = rollout(
+        analyser,
+        pos,
+        CubeInfo.money(),
+        RolloutSettings(trials=1296, truncate=6, cubeful=False, variance_reduction=False, seed=1),
+    )
+    assert abs(r.equity - ev.cubeless) < 3 * r.equity_se + 0.03
 
 
 def test_a_certain_win_has_no_error(analyser: Analyser) -> None:
