@@ -25,10 +25,10 @@ from engine.analyser import Analyser
 from engine.cube import CubeInfo, cubeless_equity
 from engine.encoding import positions_to_array
 from engine.errors import EngineError
-from engine.evaluator import invert
+from engine.evaluator import invert, money_equity
 from engine.moves import ROLLS, legal_plays, roll_children
 from engine.position import Position
-from engine.search import first_best
+from engine.search import PRUNE_KEEP, best_per_run, first_best
 
 _WEIGHTS = np.array([w for _, w in ROLLS], dtype=np.float64) / 36.0
 _ROLL_OF = {frozenset(d): k for k, (d, _) in enumerate(ROLLS)}
@@ -48,6 +48,7 @@ class RolloutSettings:
     cubeful: bool = True
     variance_reduction: bool = True
     seed: int = 0
+    prune: bool = True  # the pruning nets preselect each roll's plays, as gnubg's rollouts do
 
     def __post_init__(self) -> None:
         if self.trials < 1:
@@ -265,7 +266,15 @@ def rollout_sums(
             idx, pre_p = idx[keep], pre_p[keep]
             if not len(idx):
                 break
-        _play(tr, idx, pre_p, _rolls(trial_ids[idx], ply, perms, rng, settings.trials), cubeful, vr)
+        _play(
+            tr,
+            idx,
+            pre_p,
+            _rolls(trial_ids[idx], ply, perms, rng, settings.trials),
+            cubeful,
+            vr,
+            settings.prune,
+        )
         ply += 1
         if progress is not None:
             progress(ply, int(tr.active.sum()))
@@ -295,8 +304,6 @@ def rollout_sums(
 def _cubeless_rows(p: np.ndarray, ci: CubeInfo, analyser: Analyser) -> np.ndarray:
     """Cubeless equity of each trial's outcome (linear in the probabilities, so the VR-adjusted rows too)."""
     if ci.is_money:
-        from engine.evaluator import money_equity
-
         return money_equity(p)
     mwc = cf.cubeless_mwc(p, ci, analyser.met)
     return cf.to_equity(mwc, ci, analyser.met)
@@ -331,7 +338,13 @@ def _cube_actions(tr: _Trials, idx: np.ndarray, pre_p: np.ndarray) -> np.ndarray
 
 
 def _play(
-    tr: _Trials, idx: np.ndarray, pre_p: np.ndarray, rolls: np.ndarray, cubeful: bool, vr: bool
+    tr: _Trials,
+    idx: np.ndarray,
+    pre_p: np.ndarray,
+    rolls: np.ndarray,
+    cubeful: bool,
+    vr: bool,
+    prune: bool = True,
 ) -> None:
     """One ply of the trials ``idx``: each plays its roll's best 0-ply play (luck noted with ``vr``)."""
     search = tr.search
@@ -347,6 +360,12 @@ def _play(
         sizes = flat[runs]
         take = np.concatenate([np.arange(run_start[r], run_start[r] + flat[r]) for r in runs])
     sub = kids[take]
+    pruner = search.pruner if prune else None
+    if pruner is not None and sizes.max() > PRUNE_KEEP:
+        # gnubg's "0-ply prune": the small pruning nets keep each roll's best few plays for the full nets
+        rough = money_equity(invert(pruner.evaluate_boards(sub)))  # type: ignore[attr-defined]
+        keep = best_per_run(rough, sizes, PRUNE_KEEP)
+        sub, sizes = sub[keep], np.minimum(sizes, PRUNE_KEEP)
     probs = search.evaluate_boards(sub, 0)  # children seen by the opponent
     score = np.empty(len(sub))
     raw_kids = np.empty(len(sub))
@@ -360,8 +379,6 @@ def _play(
             opp = search.node_values(sub[sel], probs[sel], [reply])[:, 0]
             mine = 1.0 - opp if not ci.is_money else -opp
         elif ci.is_money:
-            from engine.evaluator import money_equity
-
             mine = money_equity(invert(probs[sel]))
         else:
             mine = cf.cubeless_mwc(invert(probs[sel]), ci, tr.met)

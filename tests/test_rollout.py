@@ -84,9 +84,11 @@ def test_bearoff_rollout_agrees_with_the_exact_database(analyser: Analyser) -> N
         {1: 2, 3: 1, 5: 1, 20: -1, 22: -1, 23: -2}
     )  # both sides in a two-sided bearoff
     exact = analyser.evaluate(pos, CubeInfo.money(), 0)
-    r = rollout(analyser, pos, CubeInfo.money(), RolloutSettings(trials=1296, cubeful=False, seed=3))
-    assert abs(r.probs[0] - exact.probs[0]) <= 3 * r.probs_se[0] + 1e-3
-    assert abs(r.equity - exact.cubeless) <= 3 * r.equity_se + 2e-3
+    for prune in (True, False):  # with and without the pruning nets' preselection
+        s = RolloutSettings(trials=1296, cubeful=False, seed=3, prune=prune)
+        r = rollout(analyser, pos, CubeInfo.money(), s)
+        assert abs(r.probs[0] - exact.probs[0]) <= 3 * r.probs_se[0] + 1e-3
+        assert abs(r.equity - exact.cubeless) <= 3 * r.equity_se + 2e-3
 
 
 def test_variance_reduction_cuts_the_standard_error(analyser: Analyser) -> None:
