@@ -125,15 +125,19 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(summarise([r for r in rows if r["level"] == lv], args.length)))
         return 0
     levels = [x.strip() for x in args.levels.split(";" if ";" in args.levels else ",") if x.strip()]
-    jobs = [(lv, i, args.length, args.plies, args.seed, args.out) for lv in levels for i in range(args.matches)]
+    jobs = [
+        (lv, i, args.length, args.plies, args.seed, args.out) for lv in levels for i in range(args.matches)
+    ]
     t0 = time.perf_counter()
     with mp.Pool(args.workers, initializer=_init) as pool:
         rows = pool.map(_one, jobs, chunksize=1)
     table = [summarise([r for r in rows if r["level"] == lv], args.length) for lv in levels]
     for t in table:
         print(json.dumps(t))
-    print(f"# {len(jobs)} matches of {args.length} points, analysed at {args.plies}-ply, "
-          f"{time.perf_counter() - t0:.0f} s with {args.workers} workers")
+    print(
+        f"# {len(jobs)} matches of {args.length} points, analysed at {args.plies}-ply, "
+        f"{time.perf_counter() - t0:.0f} s with {args.workers} workers"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps({"rows": rows, "table": table}, indent=1), encoding="utf-8")
     return 0

@@ -74,7 +74,10 @@ def report_text(obj: dict[str, Any]) -> str:
         """gnubg's "-0.423 (-11.188%)" and "-8.1 (-0.215%)": EMG, with MWC (match) or points (money)."""
         u = p[unnorm]
         if money:
-            return f"{-p[total]:+.3f} ({-u:+.3f})", f"{-p[rate]:+.1f} ({-1000 * u / per if per else 0.0:+.1f})"
+            return (
+                f"{-p[total]:+.3f} ({-u:+.3f})",
+                f"{-p[rate]:+.1f} ({-1000 * u / per if per else 0.0:+.1f})",
+            )
         rate_u = 100 * u / per if per else 0.0
         return f"{-p[total]:+.3f} ({-100 * u:+.3f}%)", f"{-p[rate]:+.1f} ({-rate_u:+.3f}%)"
 
