@@ -39,6 +39,7 @@ class Archive:
     """The folder of finished matches (``oldmoves/`` by default)."""
 
     KEYS = ".keys"
+    on_stored: Callable[[Path], object] | None = None  # bot.analysis_jobs: analyse each stored match
 
     def __init__(self, folder: Path, fsync: Callable[[int], None] = os.fsync) -> None:
         self.folder = Path(folder)
@@ -97,6 +98,8 @@ class Archive:
             self._record_key(key, name)
         os.replace(tmp, self.folder / name)
         self._sync_folder()
+        if self.on_stored is not None:
+            self.on_stored(self.folder / name)
         return self.folder / name
 
     def _unique(self, name: str) -> str:

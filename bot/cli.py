@@ -15,6 +15,8 @@ COMMAND_MODULES = (
     "bot.commands.mat",
     "bot.commands.run",
     "bot.commands.fibs",
+    "bot.commands.analyse",
+    "bot.commands.rollout",
 )
 
 

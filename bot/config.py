@@ -42,7 +42,7 @@ class DaemonConfig:
 
 @dataclass(frozen=True)
 class EngineConfig:
-    level: str = "expert"  # a named level or plies=N,noise=S,filter=F
+    level: str = "expert"  # a named level, plies=N,noise=S,filter=F, or a FIBS rating fibs:NNNN
     cube_level: str = ""  # empty: the same as level
     models: str = ""  # empty: the shipped nets
     threads: int = 1

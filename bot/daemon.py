@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bot import logs
+from bot import analysis_jobs, logs
 from bot.archive import Archive, archive_name
 from bot.config import Config
 from bot.fibs_bot import FibsBot, FibsEndpoint, recover_unarchived
@@ -187,6 +187,7 @@ class Daemon:
         self.store = StateStore.open(state_dir)
         self.archive = Archive(Path(c.daemon.archive_dir))
         self.archive.cleanup()
+        analysis_jobs.attach(self.archive)  # background analysis of archived matches (bot/analysis_jobs.py)
         recovered = recover_unarchived(self.store, self.archive, self.log)
         if recovered:
             self.log.info("archived matches a crash had left", count=recovered)

@@ -15,6 +15,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 
 import numpy as np
 
@@ -83,7 +84,9 @@ _ALIASES = {
 def parse_level(text: str) -> Level:
     """A named level (``expert``, ``world class`` ...) or an explicit one: ``plies=1,noise=0.02,filter=large``
     (keys: plies, filter, noise, chequer_noise, cube_noise, cube_plies, deterministic, seed), optionally after a
-    base name: ``expert,noise=0.01``."""
+    base name: ``expert,noise=0.01``; or a FIBS rating, ``fibs:1650`` (see ``level_for_rating``)."""
+    if text.strip().lower().startswith("fibs:"):
+        return level_for_rating(_parse_rating(text.strip()[5:]))
     parts = [p.strip() for p in text.strip().split(",") if p.strip()]
     if not parts:
         raise LevelError("empty level")
@@ -149,3 +152,49 @@ class Noise:
     def __call__(self, positions: Sequence[Position], probs: np.ndarray) -> np.ndarray:
         z = np.array([self.normals(p) for p in positions]).reshape(len(positions), 5)
         return sanitise(probs + self.sigma * _SCALE * z)
+
+
+# -- levels by FIBS rating ------------------------------------------------------------------------------------
+
+# The FIBS rating each noise level plays at: gnubg's error-based rating of its play against our expert, from our
+# own analysis (bench/fibs_levels.py; the table and its intervals are in MODELS.md). Noise sigma -> rating,
+# strongest first; ratings in between get the noise interpolated linearly between the two neighbours.
+RATED_NOISE: tuple[tuple[float, float], ...] = (
+    (0.0, 1916.0),  # expert
+    (0.015, 1838.0),  # advanced
+    (0.040, 1459.0),  # intermediate
+    (0.050, 1265.0),  # casual
+    (0.060, 1207.0),  # beginner
+)
+RATING_RANGE = (500.0, 2500.0)
+
+
+def _parse_rating(text: str) -> float:
+    try:
+        rating = float(text)
+    except ValueError:
+        raise LevelError(f"fibs:{text} is not a FIBS rating such as fibs:1650") from None
+    lo, hi = RATING_RANGE
+    if not lo <= rating <= hi or rating != rating:
+        raise LevelError(f"FIBS rating {text} is outside {lo:.0f}..{hi:.0f}")
+    return rating
+
+
+def noise_for_rating(rating: float) -> float:
+    """The chequer and cube noise that plays at ``rating``: 0 at or above the expert's rating, the weakest
+    level's noise at or below its rating, linear in between."""
+    table = RATED_NOISE
+    if rating >= table[0][1]:
+        return 0.0
+    if rating <= table[-1][1]:
+        return table[-1][0]
+    for (s_hi, r_hi), (s_lo, r_lo) in pairwise(table):
+        if r_lo <= rating <= r_hi:
+            return s_hi + (s_lo - s_hi) * (r_hi - rating) / (r_hi - r_lo)
+    raise AssertionError("unreachable: the table covers the range")  # pragma: no cover
+
+
+def level_for_rating(rating: float) -> Level:
+    """A 0-ply level whose noise plays at about this FIBS rating (``fibs:NNNN`` in the config)."""
+    sigma = round(noise_for_rating(rating), 5)
+    return Level(f"fibs:{rating:g}", 0, chequer_noise=sigma, cube_noise=sigma)

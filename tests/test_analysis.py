@@ -1,0 +1,269 @@
+"""Match analysis (engine/analysis.py), `gammond analyse`, the background analysis and levels by FIBS rating."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.analysis_jobs import SUFFIX, BackgroundAnalysis, analysis_path
+from bot.archive import Archive
+from bot.cli import main
+from bot.commands.analyse import PLAYER_KEYS, analyse_file
+from bot.config import ConfigError, load
+from bot.fanout import run_many
+from engine.analyser import Analyser
+from engine.analysis import (
+    _WEIGHTS,
+    _RollTable,
+    analyse_record,
+    fibs_rating,
+    luck_mark,
+    rating_word,
+    skill_mark,
+)
+from engine.cube import CubeInfo
+from engine.levels import LEVELS, LevelError, level_for_rating, noise_for_rating, parse_level
+from engine.moves import Move
+from engine.position import Position
+from engine.record import RecordBuilder
+
+SHARED = Path(os.environ.get("GAMMOND_SHARED", Path(__file__).resolve().parents[2] / "shared"))
+SAMPLE = SHARED / "samples" / "mat" / "gnubg_selfplay_3p.mat"
+needs_sample = pytest.mark.skipif(
+    not SAMPLE.exists(), reason=f"{SAMPLE} (the shared reference pack) is absent"
+)
+
+
+@pytest.fixture(scope="module")
+def analyser() -> Analyser:
+    return Analyser.default()
+
+
+# -- gnubg's definitions --------------------------------------------------------------------------------------
+
+
+def test_fibs_rating_is_gnubgs_figure() -> None:
+    # gnubg's own statistics of a 7-point match (shared/tools/gnubg/README.md section 3): chequer 31.24 mEMG per
+    # unforced move, cube 45.32 mEMG per close decision -> rating 1625.49, losses 388.76 and 35.75.
+    assert fibs_rating(0.03124, 0.04532, 7) == pytest.approx(1625.49, abs=0.05)
+    assert fibs_rating(0.0, 0.0, 3) == 2050.0
+
+
+@pytest.mark.parametrize(
+    ("memg", "word"),
+    [
+        (0.0, "Supernatural"),
+        (1.99, "Supernatural"),
+        (2.0, "World class"),
+        (4.9, "World class"),
+        (7.9, "Expert"),
+        (11.9, "Advanced"),
+        (17.9, "Intermediate"),
+        (25.9, "Casual player"),
+        (34.9, "Beginner"),
+        (35.0, "Awful!"),
+    ],
+)
+def test_rating_words_follow_gnubgs_thresholds(memg: float, word: str) -> None:
+    assert rating_word(memg) == word
+
+
+def test_marks_follow_gnubgs_thresholds() -> None:
+    assert [skill_mark(x) for x in (0.04, 0.0401, 0.08, 0.0801, 0.16, 0.161)] == [
+        "",
+        "doubtful",
+        "doubtful",
+        "bad",
+        "bad",
+        "very bad",
+    ]
+    assert [luck_mark(x) for x in (0.61, 0.31, 0.2, -0.2, -0.31, -0.61)] == [
+        "very lucky",
+        "lucky",
+        "",
+        "",
+        "unlucky",
+        "very unlucky",
+    ]
+
+
+def test_luck_of_all_rolls_averages_to_zero(analyser: Analyser) -> None:
+    pos = Position.from_id("4HPwATDgc/ABMA")
+    table = _RollTable(analyser).best_by_roll([pos], [CubeInfo.money()])[0]
+    luck = table - table @ _WEIGHTS
+    assert abs(float(luck @ _WEIGHTS)) < 1e-12
+    assert luck.max() > 0.05 and luck.min() < -0.05  # the rolls are not all alike
+
+
+# -- a match analysed -----------------------------------------------------------------------------------------
+
+
+def _blunder_record():  # type: ignore[no-untyped-def]
+    b = RecordBuilder(5, ("Alice", "Bob"), match_id="t1")
+    b.start_game((3, 1))  # Alice opens with 31
+    b.add_move(0, Move(((24, 21), (21, 20))))  # instead of making her 5-point
+    b.add_double(1)  # Bob doubles before his first roll: far too early
+    b.add_drop(0)  # and Alice passes a trivial take
+    return b.record()
+
+
+def test_a_blunder_and_wrong_cube_actions_are_marked(analyser: Analyser) -> None:
+    m = analyse_record(_blunder_record(), analyser, 0)
+    move, double, drop = m.decisions
+    assert move.kind == "move" and move.player == 0 and move.unforced
+    assert move.best_move == "8/5 6/5" and move.move == "24/20"
+    assert move.loss == pytest.approx(move.best_equity - move.equity)
+    assert move.loss > 0.04 and move.mark == skill_mark(move.loss) != ""
+    assert move.luck is not None and move.position_id == Position.initial().position_id
+    assert double.kind == "double" and double.cube.error == "wrong-double-below-dp" and double.cube.loss > 0.1
+    assert drop.kind == "pass" and drop.cube.error == "wrong-pass" and drop.cube.loss > 0.1
+    alice, bob = m.stats()
+    assert alice["unforced_moves"] == 1 and alice["cube_decisions"] == 1 and alice["passes"] == 1
+    assert alice["overall_error_rate_memg"] == pytest.approx(
+        1000 * (move.loss + drop.cube.loss) / 2, abs=0.01
+    )
+    assert bob["doubles"] == 1 and bob["cube_errors"]["wrong-double-below-dp"] == 1
+    assert alice["actual_result"] < 0 < bob["actual_result"]  # Bob won the 1-point pass in a 5-point match
+
+
+@needs_sample
+def test_sample_counts_and_luck_agree_with_gnubgs_own_analysis() -> None:
+    # gnubg 1.07's analysis of this file (analyse_mat.sh, any depth): total moves 63/63, unforced 52/49,
+    # close or actual cube decisions 8/2, luck rate 15.44 / -0.12 mEMG, the match won by BotA.
+    obj = analyse_file(str(SAMPLE), plies=0)
+    a, b = obj["players"]
+    assert (a["total_moves"], b["total_moves"]) == (63, 63)
+    assert (a["unforced_moves"], b["unforced_moves"]) == (52, 49)
+    assert (a["cube_decisions"], b["cube_decisions"]) == (8, 2)
+    assert abs(a["luck_rate_memg"] - 15.44) < 3.0 and abs(b["luck_rate_memg"] + 0.12) < 3.0
+    assert a["actual_result"] == pytest.approx(0.5) and b["actual_result"] == pytest.approx(-0.5)
+    assert set(PLAYER_KEYS) <= set(a)
+    d = a["decisions"][0]
+    for key in (
+        "position_id",
+        "match_id",
+        "dice",
+        "move",
+        "best_move",
+        "loss",
+        "mark",
+        "luck",
+        "luck_mark",
+        "probs",
+        "p0_win",
+        "cube",
+    ):
+        assert key in d
+    assert len(obj["games"]) == 3 and set(PLAYER_KEYS) - {"decisions"} <= set(obj["games"][0]["players"][0])
+
+
+@needs_sample
+def test_cli_json_one_object_per_file_and_a_broken_file_is_an_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    broken = tmp_path / "broken.mat"
+    broken.write_text("hello world\n")  # not a match file
+    rc = main(["analyse", "--plies", "0", "--json", "--jobs", "1", str(SAMPLE), str(broken)])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 1 and len(lines) == 2
+    good, bad = (json.loads(x) for x in lines)
+    assert [p["name"] for p in good["players"]] == ["BotA", "BotB"]
+    assert bad["file"] == str(broken) and bad["error"]
+    rc = main(["analyse", "--plies", "0", str(SAMPLE)])
+    text = capsys.readouterr().out
+    assert rc == 0 and "Error based abs. FIBS rating" in text and "Overall rating" in text
+
+
+def _square(x: int) -> dict[str, int]:
+    return {"x": x, "y": x * x, "pid": os.getpid()}
+
+
+def _power(x: int, exp: int) -> dict[str, int]:
+    return {"y": x**exp}
+
+
+def test_fanout_keeps_order_over_processes() -> None:
+    here = list(run_many(_square, [1, 2, 3, 4], jobs=1))
+    apart = list(run_many(_square, [1, 2, 3, 4], jobs=2))
+    assert [r["y"] for r in apart] == [r["y"] for r in here] == [1, 4, 9, 16]
+    assert {r["pid"] for r in apart} != {os.getpid()}
+
+
+def test_fanout_over_a_local_ray_instance() -> None:
+    pytest.importorskip(
+        "ray", reason="ray is an optional extra (pip install 'gammond[ray]'); not installed here"
+    )
+    out = list(run_many(partial(_power, exp=3), [3, 1, 2], ray_address="local"))  # as the commands call it
+    assert [r["y"] for r in out] == [27, 1, 8]
+
+
+# -- background analysis --------------------------------------------------------------------------------------
+
+
+@needs_sample
+def test_archived_match_gets_its_analysis_beside_it(tmp_path: Path) -> None:
+    archive = Archive(tmp_path)
+    jobs = BackgroundAnalysis(plies=0)
+    archive.on_stored = jobs.submit
+    try:
+        path = archive.store_text("k1", "m.mat", SAMPLE.read_text())
+        assert path is not None
+        jobs.join()
+        data = json.loads(analysis_path(path).read_text())
+        assert data["plies"] == 0 and [p["name"] for p in data["players"]] == ["BotA", "BotB"]
+        assert not list(tmp_path.glob(".*.tmp"))
+        # a file that was archived before the analysis existed is found by the backfill, once
+        shutil.copy(SAMPLE, tmp_path / "old.mat")
+        assert jobs.backfill(tmp_path) == 1
+        jobs.join()
+        assert (tmp_path / ("old.mat" + SUFFIX)).exists() and jobs.backfill(tmp_path) == 0
+    finally:
+        jobs.shutdown()
+
+
+def test_unreadable_archive_file_gets_an_error_analysis(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.mat"
+    bad.write_text("not a match\n")
+    jobs = BackgroundAnalysis(plies=0)
+    try:
+        assert jobs.submit(bad) and not jobs.submit(tmp_path / ("bad.mat" + SUFFIX))
+        jobs.join()
+        assert "error" in json.loads(analysis_path(bad).read_text())
+    finally:
+        jobs.shutdown()
+
+
+# -- levels by FIBS rating ------------------------------------------------------------------------------------
+
+
+def test_fibs_level_interpolates_noise_between_named_levels() -> None:
+    adv, inter = LEVELS["advanced"].chequer_noise, LEVELS["intermediate"].chequer_noise
+    lv = parse_level("fibs:1650")
+    assert lv.plies == 0 and adv < lv.chequer_noise < inter and lv.cube_noise == lv.chequer_noise
+    ratings = np.linspace(900, 2200, 27)
+    noise = [noise_for_rating(r) for r in ratings]
+    assert all(a >= b for a, b in itertools.pairwise(noise))  # stronger asks less noise
+    assert level_for_rating(2200).chequer_noise == 0.0
+    with pytest.raises(LevelError, match="FIBS rating"):
+        parse_level("fibs:strong")
+    with pytest.raises(LevelError, match="outside"):
+        parse_level("fibs:99999")
+
+
+def test_config_takes_a_fibs_rating_per_opponent_too(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[engine]\nlevel = "fibs:1650"\n[engine.opponent_levels]\nalice = "fibs:1400"\n')
+    c = load(cfg, environ={})
+    assert parse_level(c.engine.level).chequer_noise > 0
+    assert (
+        parse_level(c.engine.opponent_levels["alice"]).chequer_noise
+        > parse_level(c.engine.level).chequer_noise
+    )
+    cfg.write_text('[engine]\nlevel = "fibs:abc"\n')
+    with pytest.raises(ConfigError, match=r"engine\.level"):
+        load(cfg, environ={})

@@ -1,0 +1,176 @@
+"""Rollouts (engine/rollout.py) and `gammond rollout`."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from bot.cli import main
+from engine.analyser import Analyser
+from engine.cube import CubeInfo
+from engine.ids import GameState, MatchKey
+from engine.moves import ROLLS
+from engine.position import Position
+from engine.rollout import (
+    RolloutError,
+    RolloutSettings,
+    _rolls,
+    finish,
+    rollout,
+    rollout_plays,
+    rollout_sums,
+)
+
+OPENING = "4HPwATDgc/ABMA"
+
+
+@pytest.fixture(scope="module")
+def analyser() -> Analyser:
+    return Analyser.default()
+
+
+def test_first_two_rolls_are_stratified_over_1296_trials() -> None:
+    perms = [np.random.default_rng(5).permutation(36) for _ in range(3)]
+    rng = np.random.default_rng(0)
+    ids = np.arange(1296)
+    first, second = _rolls(ids, 0, perms, rng, 1296), _rolls(ids, 1, perms, rng, 1296)
+    weights = {k: w for k, (_, w) in enumerate(ROLLS)}
+    # every roll comes up in proportion to its chance (36 x its weight) at both plies
+    assert Counter(first.tolist()) == {k: 36 * w for k, w in weights.items()}
+    assert Counter(second.tolist()) == {k: 36 * w for k, w in weights.items()}
+    # and every pair of first two ordered rolls once: 21 x 21 roll pairs in proportion to their chances
+    pairs = Counter(zip(first.tolist(), second.tolist(), strict=True))
+    assert all(n == weights[a] * weights[b] for (a, b), n in pairs.items()) and len(pairs) == 441
+
+
+def test_plies_with_too_few_trials_to_stratify_get_random_rolls() -> None:
+    # A bug once gave all 1,296 trials the same third roll (stratified over 46,656 trials that were not there),
+    # which made every rollout lean to one side by ~0.1.
+    perms = [np.random.default_rng(5).permutation(36) for _ in range(3)]
+    rng = np.random.default_rng(0)
+    ids = np.arange(1296)
+    third = Counter(_rolls(ids, 2, perms, rng, 1296).tolist())
+    assert len(third) == 21 and max(third.values()) < 2.5 * 1296 / 18
+    second_of_36 = Counter(_rolls(np.arange(36), 1, perms, rng, 36).tolist())
+    assert len(second_of_36) > 10  # 36 trials stratify the first roll only
+
+
+def test_opening_reply_rollout_agrees_with_the_evaluation(analyser: Analyser) -> None:
+    # the nets' own 2-ply view of a quiet opening position and a rollout by the same nets agree within noise
+    pos = Position.from_id("4HPwARHgc/ABMA")
+    ev = analyser.evaluate(pos, CubeInfo.money(), 0)
+    r = rollout(
+        analyser,
+        pos,
+        CubeInfo.money(),
+        RolloutSettings(trials=1296, truncate=6, cubeful=False, variance_reduction=False, seed=1),
+    )
+    assert abs(r.equity - ev.cubeless) < 3 * r.equity_se + 0.03
+
+
+def test_a_certain_win_has_no_error(analyser: Analyser) -> None:
+    pos = Position.from_points({1: 1, 19: -1, 20: -1})  # any roll bears my last chequer off; they have two
+    r = rollout(analyser, pos, CubeInfo.money(), RolloutSettings(trials=36))
+    assert r.probs == pytest.approx((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), abs=1e-12)
+    assert r.equity == pytest.approx(1.0) and r.equity_se < 1e-6 and r.cubeful_equity == pytest.approx(1.0)
+    assert r.trials == 36
+
+
+def test_bearoff_rollout_agrees_with_the_exact_database(analyser: Analyser) -> None:
+    pos = Position.from_points(
+        {1: 2, 3: 1, 5: 1, 20: -1, 22: -1, 23: -2}
+    )  # both sides in a two-sided bearoff
+    exact = analyser.evaluate(pos, CubeInfo.money(), 0)
+    for prune in (True, False):  # with and without the pruning nets' preselection
+        s = RolloutSettings(trials=1296, cubeful=False, seed=3, prune=prune)
+        r = rollout(analyser, pos, CubeInfo.money(), s)
+        assert abs(r.probs[0] - exact.probs[0]) <= 3 * r.probs_se[0] + 1e-3
+        assert abs(r.equity - exact.cubeless) <= 3 * r.equity_se + 2e-3
+
+
+def test_variance_reduction_cuts_the_standard_error(analyser: Analyser) -> None:
+    pos = Position.from_id(OPENING)
+    plain = rollout(
+        analyser,
+        pos,
+        CubeInfo.money(),
+        RolloutSettings(trials=144, truncate=4, variance_reduction=False, seed=1),
+    )
+    vr = rollout(
+        analyser,
+        pos,
+        CubeInfo.money(),
+        RolloutSettings(trials=144, truncate=4, variance_reduction=True, seed=1),
+    )
+    assert vr.equity_se < plain.equity_se / 2
+    assert abs(vr.equity - plain.equity) < 3 * plain.equity_se
+
+
+def test_slices_merge_into_one_rollout(analyser: Analyser) -> None:
+    pos, ci = Position.from_id(OPENING), CubeInfo.money()
+    s = RolloutSettings(trials=72, truncate=3, seed=2)
+    whole = rollout_sums(analyser, pos, ci, s, first_trial=0, trials=72)
+    a = rollout_sums(analyser, pos, ci, s, first_trial=0, trials=36)
+    b = rollout_sums(analyser, pos, ci, s, first_trial=36, trials=36)
+    merged = a + b
+    assert merged.n == 72
+    # the first 36 trials are the same games in both (same trial numbers, same stratified dice)
+    assert np.allclose(a.probs, rollout_sums(analyser, pos, ci, s, first_trial=0, trials=36).probs)
+    result = finish(merged, ci, analyser, True, 0.0, 3)
+    assert result.trials == 72 and abs(result.equity - finish(whole, ci, analyser, True, 0.0, 3).equity) < 0.3
+
+
+def test_crawford_game_cubeful_equals_cubeless(analyser: Analyser) -> None:
+    # no cube in the Crawford game: the cubeful rollout plays the same games and scores them the same
+    ci = CubeInfo(1, -1, 0, 5, (4, 2), crawford=True, jacoby=False, beavers=False)
+    pos = Position.from_id(OPENING)
+    s = RolloutSettings(trials=36, truncate=6, variance_reduction=False, seed=4)
+    r = rollout(analyser, pos, ci, s)
+    assert r.cubeful_equity == pytest.approx(r.equity, abs=1e-9)
+
+
+def test_hint_by_rollout_ranks_the_plays(analyser: Analyser) -> None:
+    pos = Position.from_id(OPENING)
+    plays = rollout_plays(
+        analyser,
+        pos,
+        (3, 1),
+        CubeInfo.money(),
+        RolloutSettings(trials=36, truncate=2, cubeful=False),
+        candidates=3,
+    )
+    assert len(plays) == 3 and "8/5 6/5" in [m for m, _ in plays]
+    equities = [r.equity for _, r in plays]
+    assert equities == sorted(equities, reverse=True)
+
+
+def test_bad_settings_are_typed_errors() -> None:
+    with pytest.raises(RolloutError):
+        RolloutSettings(trials=0)
+    with pytest.raises(RolloutError):
+        RolloutSettings(truncate=-1)
+
+
+def test_cli_json_has_gnubgs_figures(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["rollout", OPENING, "--trials", "36", "--truncate", "2", "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert len(obj["probs"]) == 6 and obj["probs"][0] + obj["probs"][3] == pytest.approx(1.0)
+    for key in ("equity", "cubeful_equity", "se", "trials", "seconds"):
+        assert key in obj
+    assert obj["trials"] == 36 and obj["se"]["equity"] >= 0
+    assert main(["rollout", "not-an-id", "--trials", "36", "--json"]) == 2  # a clear error, no traceback
+    assert "error" in capsys.readouterr().err
+
+
+def test_cli_several_positions_fan_out(capsys) -> None:  # type: ignore[no-untyped-def]
+    key = MatchKey(1, -1, 0, False, GameState.PLAYING, 0, False, 0, (0, 0), 5, (1, 2), False).encode()
+    match = f"{OPENING}:{key}"  # a 5-point match at 1-2
+    args = ["rollout", OPENING, match, "--trials", "36", "--truncate", "1", "--cubeless", "--jobs", "2"]
+    rc = main([*args, "--json"])
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert rc == 0 and [x["id"] for x in lines] == [OPENING, match]
+    assert all(x["cubeful_equity"] is None for x in lines)
+    assert lines[0]["equity"] != lines[1]["equity"]  # the match score changes the cubeless equity
