@@ -737,6 +737,107 @@ done:
     return result;
 }
 
+/* ---- Rollouts: the children of one given roll per board ------------------------------------------------- */
+
+/* Appends the legal children of b for d1-d2 to out (legal_plays order, swapped so the opponent is on roll);
+ * returns their number, or -1 (memory error set). order/order_cap: a scratch array the caller keeps. */
+static Py_ssize_t emit_roll_children(Out *out, const Board *b, int d1, int d2, const Result ***order,
+                                     size_t *order_cap) {
+    Found found, *f = &found;
+    found_init(f);
+    generate(f, b, d1, d2);
+    if (!f->failed && f->n > *order_cap) {
+        const Result **grown = PyMem_Realloc(*order, sizeof(Result *) * f->n * 2);
+        if (grown) {
+            *order = grown;
+            *order_cap = f->n * 2;
+        } else {
+            f->failed = 1;
+        }
+    }
+    if (f->failed || out_reserve(out, f->n) < 0) {
+        found_free(f);
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t j = 0; j < f->n; j++)
+        if (f->items[j].keep)
+            (*order)[n++] = &f->items[j];
+    qsort(*order, n, sizeof(Result *), by_canon_descending);
+    for (size_t j = 0; j < n; j++) {
+        const Board *c = &(*order)[j]->board;
+        uint8_t *dst = out->data + 50 * out->n++;
+        for (int q = 0; q < 24; q++) {
+            dst[q] = c->them[24 - q];
+            dst[25 + q] = c->me[q + 1];
+        }
+        dst[24] = c->them[BAR];
+        dst[49] = c->me[BAR];
+    }
+    found_free(f);
+    return (Py_ssize_t)n;
+}
+
+static PyObject *rolled_children(PyObject *self, PyObject *args) {
+    Py_buffer buf, rolls;
+    if (!PyArg_ParseTuple(args, "y*y*:rolled_children", &buf, &rolls))
+        return NULL;
+    PyObject *result = NULL;
+    Out out = {NULL, 0, 0};
+    int32_t *counts = NULL;
+    const Result **order = NULL;
+    size_t order_cap = 0;
+    if (buf.len % 50) {
+        PyErr_SetString(PyExc_ValueError, "rolled_children() takes whole boards of 2 x 25 bytes");
+        goto done;
+    }
+    size_t nboards = (size_t)buf.len / 50;
+    if ((size_t)rolls.len != nboards) {
+        PyErr_Format(PyExc_ValueError, "rolled_children() takes one roll per board: %zd boards, %zd rolls",
+                     (Py_ssize_t)nboards, rolls.len);
+        goto done;
+    }
+    if (!(counts = PyMem_Malloc(sizeof(int32_t) * (nboards ? nboards : 1)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const uint8_t *in = buf.buf, *rk = rolls.buf;
+    for (size_t i = 0; i < nboards; i++) {
+        const uint8_t *me = in + 50 * i, *opp = me + 25;
+        int tme = 0, topp = 0;
+        for (int p = 0; p < 25; p++) {
+            tme += me[p];
+            topp += opp[p];
+        }
+        if (tme > CHEQUERS || topp > CHEQUERS) {
+            PyErr_Format(PyExc_ValueError, "board %zd has more than %d chequers a side", (Py_ssize_t)i, CHEQUERS);
+            goto done;
+        }
+        if (rk[i] > 20) {
+            PyErr_Format(PyExc_ValueError, "roll %d of board %zd is not in 0..20", (int)rk[i], (Py_ssize_t)i);
+            goto done;
+        }
+        Board start;
+        board_from_sides(&start, me, opp);
+        int d1, d2;
+        roll_dice(rk[i], &d1, &d2);
+        Py_ssize_t n = emit_roll_children(&out, &start, d1, d2, &order, &order_cap);
+        if (n < 0)
+            goto done;
+        counts[i] = (int32_t)n;
+    }
+    result = Py_BuildValue("y#y#", out.data ? (const char *)out.data : "", (Py_ssize_t)(out.n * 50),
+                           (const char *)counts, (Py_ssize_t)(sizeof(int32_t) * nboards));
+done:
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&rolls);
+    PyMem_Free(out.data);
+    PyMem_Free(counts);
+    PyMem_Free(order);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Position, Move, Play, InvalidPositionError, generic_hash=False): the classes legal_plays builds\n"
@@ -749,6 +850,10 @@ static PyMethodDef methods[] = {
      "roll first), every distinct position after each of the 21 rolls (search.ROLLS order, legal_plays order\n"
      "within a roll), swapped so that the opponent is on roll, as 50-byte boards; and the int32 number of\n"
      "children per board and roll (n x 21, native byte order). A roll with no legal play has one child."},
+    {"rolled_children", rolled_children, METH_VARARGS,
+     "rolled_children(boards: bytes, rolls: bytes) -> (bytes, bytes): as children() for one roll per board\n"
+     "(rolls: one byte per board, the roll's index 0..20 in search.ROLLS order): that roll's children only,\n"
+     "and the int32 number of children per board (n, native byte order)."},
     {NULL, NULL, 0, NULL},
 };
 

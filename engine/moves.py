@@ -285,6 +285,37 @@ def roll_children(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _roll_children_python(b)
 
 
+def rolled_children(boards: np.ndarray, rolls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The children of one given roll per board (``rolls``: indices into ``ROLLS``), as ``roll_children`` gives
+    them for that roll: the rollouts' path without variance reduction, where only the rolled dice matter.
+
+    Returns the children (m, 2, 25) grouped by board, and the int64 (n,) number of children per board.
+    """
+    b = np.ascontiguousarray(boards, dtype=np.uint8)
+    r = np.asarray(rolls)
+    if b.ndim != 3 or b.shape[1:] != (2, 25):
+        raise InvalidPositionError(f"boards must have shape (n, 2, 25), not {b.shape}")
+    if r.shape != (len(b),) or (len(r) and (r.min() < 0 or r.max() >= len(ROLLS))):
+        raise ValueError(f"rolls must be one index in 0..{len(ROLLS) - 1} per board")
+    if _legal_plays_c is not None:
+        from engine import _movegen  # type: ignore[attr-defined]
+
+        try:
+            raw, counts = _movegen.rolled_children(b.tobytes(), r.astype(np.uint8).tobytes())
+        except ValueError as exc:
+            raise InvalidPositionError(str(exc)) from None
+        kids = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 2, 25)
+        return kids, np.frombuffer(counts, dtype=np.int32).astype(np.int64)
+    kids: list[tuple[int, ...]] = []
+    out = np.zeros(len(b), dtype=np.int64)
+    for i, (board, k) in enumerate(zip(b, r, strict=True)):
+        pos = Position(tuple(int(v) for v in board[0]), tuple(int(v) for v in board[1]))
+        plays = legal_plays(pos, ROLLS[int(k)][0])
+        out[i] = len(plays)
+        kids.extend(p.position.opp + p.position.me for p in plays)
+    return np.array(kids, dtype=np.uint8).reshape(-1, 2, 25), out
+
+
 def _roll_children_python(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     kids: list[tuple[int, ...]] = []
     counts = np.zeros((len(b), 21), dtype=np.int64)

@@ -26,7 +26,7 @@ from engine.cube import CubeInfo, cubeless_equity
 from engine.encoding import positions_to_array
 from engine.errors import EngineError
 from engine.evaluator import invert, money_equity
-from engine.moves import ROLLS, legal_plays, roll_children
+from engine.moves import ROLLS, legal_plays, roll_children, rolled_children
 from engine.position import Position
 from engine.search import PRUNE_KEEP, best_per_run, first_best
 
@@ -348,18 +348,12 @@ def _play(
 ) -> None:
     """One ply of the trials ``idx``: each plays its roll's best 0-ply play (luck noted with ``vr``)."""
     search = tr.search
-    kids, counts = roll_children(tr.boards[idx])
-    flat = counts.ravel()
-    run_start = np.concatenate([[0], np.cumsum(flat)[:-1]])
     m = len(idx)
-    if vr:
-        take = np.arange(len(kids))
-        sizes = flat
-    else:  # only the rolled dice's children are looked at
-        runs = np.arange(m) * 21 + rolls
-        sizes = flat[runs]
-        take = np.concatenate([np.arange(run_start[r], run_start[r] + flat[r]) for r in runs])
-    sub = kids[take]
+    if vr:  # the luck needs every roll's best play
+        sub, counts = roll_children(tr.boards[idx])
+        sizes = counts.ravel()
+    else:  # only the rolled dice's children are generated, all trials in one call
+        sub, sizes = rolled_children(tr.boards[idx], rolls)
     pruner = search.pruner if prune else None
     if pruner is not None and sizes.max() > PRUNE_KEEP:
         # gnubg's "0-ply prune": the small pruning nets keep each roll's best few plays for the full nets
@@ -372,8 +366,9 @@ def _play(
     # which trial each run belongs to, and where each child sits
     run_trial = (np.arange(len(sizes)) // 21) if vr else np.arange(m)
     child_trial = np.repeat(run_trial, sizes)
-    for ci, where in tr.groups(idx):
-        sel = np.isin(child_trial, where)
+    groups = tr.groups(idx)
+    for ci, where in groups:
+        sel = slice(None) if len(groups) == 1 else np.isin(child_trial, where)
         reply = ci.swapped()
         if cubeful:
             opp = search.node_values(sub[sel], probs[sel], [reply])[:, 0]

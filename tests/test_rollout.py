@@ -9,10 +9,13 @@ import numpy as np
 import pytest
 
 from bot.cli import main
+from engine import moves
 from engine.analyser import Analyser
 from engine.cube import CubeInfo
+from engine.encoding import positions_to_array
+from engine.errors import InvalidPositionError
 from engine.ids import GameState, MatchKey
-from engine.moves import ROLLS
+from engine.moves import ROLLS, legal_plays, roll_children, rolled_children
 from engine.position import Position
 from engine.rollout import (
     RolloutError,
@@ -23,6 +26,7 @@ from engine.rollout import (
     rollout_plays,
     rollout_sums,
 )
+from tests.test_search import _sample_positions as sample_positions
 
 OPENING = "4HPwATDgc/ABMA"
 
@@ -174,3 +178,69 @@ def test_cli_several_positions_fan_out(capsys) -> None:  # type: ignore[no-untyp
     assert rc == 0 and [x["id"] for x in lines] == [OPENING, match]
     assert all(x["cubeful_equity"] is None for x in lines)
     assert lines[0]["equity"] != lines[1]["equity"]  # the match score changes the cubeless equity
+
+
+# -- the children of the rolled dice only (the rollouts without variance reduction) ------------------------
+
+
+def _old_rolled_children(boards: np.ndarray, rolls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rolled dice's children cut out of every roll's children: what the rollout did before."""
+    kids, counts = roll_children(boards)
+    flat = counts.ravel()
+    start = np.concatenate([[0], np.cumsum(flat)[:-1]])
+    runs = np.arange(len(boards)) * 21 + rolls
+    take = [np.arange(start[r], start[r] + flat[r]) for r in runs]
+    return kids[np.concatenate(take)] if take else kids[:0], flat[runs]
+
+
+def test_rolled_children_are_the_legal_plays_of_the_roll() -> None:
+    positions = sample_positions(80, 11)
+    rolls = np.random.default_rng(3).integers(0, 21, size=len(positions))
+    kids, counts = rolled_children(positions_to_array(positions), rolls)
+    assert counts.shape == (80,) and counts.min() >= 1 and len(kids) == counts.sum()
+    i = 0
+    for pos, k, n in zip(positions, rolls, counts, strict=True):
+        plays = legal_plays(pos, ROLLS[k][0])
+        assert n == len(plays)
+        assert np.array_equal(kids[i : i + n], positions_to_array([p.position.swap() for p in plays]))
+        i += n
+    old_kids, old_counts = _old_rolled_children(positions_to_array(positions), rolls)
+    assert np.array_equal(kids, old_kids) and np.array_equal(counts, old_counts)
+
+
+def test_rolled_children_python_fallback_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    positions = positions_to_array(sample_positions(20, 12))
+    rolls = np.arange(20) % 21
+    fast = rolled_children(positions, rolls)
+    monkeypatch.setattr(moves, "_legal_plays_c", None)
+    slow = rolled_children(positions, rolls)
+    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+
+
+def test_rolled_children_rejects_bad_input() -> None:
+    bad = np.zeros((1, 2, 25), dtype=np.uint8)
+    bad[0, 1, 3] = 16
+    with pytest.raises(InvalidPositionError):
+        rolled_children(bad, np.array([0]))
+    good = positions_to_array([Position.initial()])
+    with pytest.raises(ValueError):
+        rolled_children(good, np.array([21]))
+    with pytest.raises(ValueError):
+        rolled_children(good, np.array([0, 1]))
+    with pytest.raises(InvalidPositionError):
+        rolled_children(np.zeros((2, 25)), np.array([0]))
+
+
+def test_no_vr_rollout_unchanged_by_the_rolled_children(
+    analyser: Analyser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same seed, same dice: generating only the rolled dice's children gives the very same rollout."""
+    import engine.rollout as ro
+
+    pos, ci = Position.from_id(OPENING), CubeInfo.money()
+    settings = RolloutSettings(trials=72, variance_reduction=False, seed=5)
+    new = rollout_sums(analyser, pos, ci, settings)
+    monkeypatch.setattr(ro, "rolled_children", _old_rolled_children)
+    old = rollout_sums(analyser, pos, ci, settings)
+    assert np.array_equal(new.probs, old.probs) and new.cubeful == old.cubeful
+    assert new.cubeless == old.cubeless and new.cubeful_sq == old.cubeful_sq
