@@ -549,3 +549,33 @@ def test_cli_check_calls_a_roll_of_99_an_error(tmp_path: Path, capsys: pytest.Ca
     path.write_text(ONE_POINT + "  1)                             62: 24/18 13/11\n  2) 62: 13/7* 24/2")
     assert main(["mat", "check", "--json", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["partial"] is True
+
+
+# -- an illegal play on a whole last line ----------------------------------------------------------------------
+# A hand-made file whose only row is an illegal opening play read as a partial match of no moves: the rule for
+# files cut short took the illegal play for a line broken off. A line break after it shows the line is whole.
+
+ILLEGAL_OPENING = ONE_POINT + "  1) 31: 13/10 13/12                 31: 13/10 13/12\n"
+
+
+def test_an_illegal_play_on_a_whole_last_line_is_an_error() -> None:
+    for text in (ILLEGAL_OPENING, ILLEGAL_OPENING + "\n\n", ILLEGAL_OPENING.replace("\n", "\r\n")):
+        with pytest.raises(MatFormatError, match="not a legal play of 31") as info:
+            read_mat(text, source="x.mat")
+        assert info.value.line == 5
+    # without the line break the line may have been cut short: still read as far as it goes
+    record = read_mat(ILLEGAL_OPENING.rstrip("\n"))
+    assert record.partial
+
+
+def test_cli_check_and_analyse_reject_an_illegal_last_play(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "illegal.mat"
+    path.write_text(ILLEGAL_OPENING)
+    assert main(["mat", "check", "--json", str(path)]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert row["ok"] is False and row["line"] == 5 and "not a legal play of 31" in row["error"]
+    assert main(["analyse", "--plies", "0", "--json", "--jobs", "1", str(path)]) == 1
+    out = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert f"{path}:5:" in out["error"] and "not a legal play of 31" in out["error"]

@@ -407,13 +407,14 @@ def read_mat(text: str, source: str = "") -> MatchRecord:
 
     MatFormatError (naming the line) when the file is broken. A file cut short reads as far as it goes:
     an error on its last line drops that line, and the record comes back with ``partial=True``, as it does
-    when the last game or the match is unfinished.
+    when the last game or the match is unfinished. Only an unterminated last line can have been cut: once a
+    line break follows it, the line is whole, and an illegal play there is an error like anywhere else.
     """
     if not isinstance(text, str):
         raise MatFormatError(f"expected text, not {type(text).__name__}", source=source)
     lines = split_lines(text)
     header = _read_header(lines, source)
-    last_line = max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
+    last_line = _cut_line(text, lines)
     blocks, cut = _read_blocks(lines, header.first_line, last_line, source)
     rules = header.rules
     if header.length == 0 and not header.jacoby_given:
@@ -427,6 +428,15 @@ def read_mat(text: str, source: str = "") -> MatchRecord:
             except MatFormatError:
                 raise first from None
     return _read_games(header, blocks, cut, last_line, rules, source)
+
+
+def _cut_line(text: str, lines: list[str]) -> int:
+    """The number of the line that a cut may have broken off (the last non-blank one, if no line break
+    follows it), or 0 when the file ends with a whole line."""
+    tail = text[len(text.rstrip()) :]
+    if "\n" in tail or "\r" in tail:
+        return 0
+    return max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
 
 
 @dataclass(slots=True)
