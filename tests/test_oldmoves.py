@@ -189,3 +189,14 @@ def test_impossible_values_on_the_last_line_are_errors_not_a_cut(last: str, frag
         read_oldmoves(text, source="m.txt")
     assert info.value.line == 5
     assert read_oldmoves("\n".join([*lines[:4], "X: (6 5) 1-"])).partial  # a real cut still reads
+
+
+def test_an_illegal_play_on_a_whole_last_line_is_an_error_not_a_cut() -> None:
+    # A line break after the last line shows it was not cut: its illegal play is an error (as in read_mat).
+    lines = MONEY.splitlines()
+    bad = "X: (3 1) 1-10"
+    for end in ("\n", "\r\n", "\n\n"):
+        with pytest.raises(OldmovesFormatError) as info:
+            read_oldmoves("\n".join([*lines[:4], bad]) + end, source="m.txt")
+        assert info.value.line == 5
+    assert read_oldmoves("\n".join([*lines[:4], bad])).partial  # unterminated: it may have been cut

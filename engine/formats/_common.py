@@ -53,6 +53,15 @@ def split_lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
+def cut_line(text: str, lines: list[str]) -> int:
+    """The number of the line a cut may have broken off: the last non-blank one when no line break follows
+    it, else 0 (a text that ends with a whole line was not cut inside a line)."""
+    tail = text[len(text.rstrip()) :]
+    if "\n" in tail or "\r" in tail:
+        return 0
+    return max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
+
+
 def _uses_each_die(move: Move, dice: tuple[int, int]) -> bool:
     """Each step is one die: its exact distance, or a larger die bearing off."""
     d1, d2 = dice

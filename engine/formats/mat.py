@@ -39,6 +39,7 @@ from engine.errors import EngineError
 from engine.formats._common import (
     ImpossibleValueError,
     MatchFormatError,
+    cut_line,
     impossible,
     kept_move,
     split_lines,
@@ -414,7 +415,7 @@ def read_mat(text: str, source: str = "") -> MatchRecord:
         raise MatFormatError(f"expected text, not {type(text).__name__}", source=source)
     lines = split_lines(text)
     header = _read_header(lines, source)
-    last_line = _cut_line(text, lines)
+    last_line = cut_line(text, lines)
     blocks, cut = _read_blocks(lines, header.first_line, last_line, source)
     rules = header.rules
     if header.length == 0 and not header.jacoby_given:
@@ -428,15 +429,6 @@ def read_mat(text: str, source: str = "") -> MatchRecord:
             except MatFormatError:
                 raise first from None
     return _read_games(header, blocks, cut, last_line, rules, source)
-
-
-def _cut_line(text: str, lines: list[str]) -> int:
-    """The number of the line that a cut may have broken off (the last non-blank one, if no line break
-    follows it), or 0 when the file ends with a whole line."""
-    tail = text[len(text.rstrip()) :]
-    if "\n" in tail or "\r" in tail:
-        return 0
-    return max((i + 1 for i, line in enumerate(lines) if line.strip()), default=0)
 
 
 @dataclass(slots=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from engine.errors import EngineError, IllegalMoveError
-from engine.formats._common import MatchFormatError, check_dice, impossible, kept_move, split_lines
+from engine.formats._common import MatchFormatError, check_dice, cut_line, impossible, kept_move, split_lines
 from engine.ids import GameState
 from engine.match import Rules
 from engine.moves import Move, legal_plays
@@ -63,6 +63,7 @@ def read_oldmoves(text: str, source: str = "") -> MatchRecord:
         raise OldmovesFormatError(f"expected text, not {type(text).__name__}", source=source)
     lines = split_lines(text)
     last_line = _last_line(lines)
+    cut = cut_line(text, lines)
     games = _split_games(lines, source)
     if not games:
         raise OldmovesFormatError(
@@ -108,7 +109,7 @@ def read_oldmoves(text: str, source: str = "") -> MatchRecord:
                 source,
             )
         try:
-            _play_game(builder, body, swapped, number, last_line, source)
+            _play_game(builder, body, swapped, number, cut, source)
         except _Stop:
             partial = True
             break
@@ -181,14 +182,14 @@ def _players(line: str) -> tuple[str, str] | None:
 
 
 def _play_game(
-    builder: RecordBuilder, body: list[tuple[int, str]], swapped: bool, game: int, last_line: int, source: str
+    builder: RecordBuilder, body: list[tuple[int, str]], swapped: bool, game: int, cut_line: int, source: str
 ) -> None:
     started = False
     for line_number, line in body:
         try:
             started = _play_line(builder, line, swapped, started)
         except (RecordError, EngineError) as exc:
-            if line_number == last_line and not impossible(exc):
+            if line_number == cut_line and not impossible(exc):
                 raise _Stop from None
             detail = exc.reason if isinstance(exc, MatchFormatError | RecordError) else str(exc)
             raise OldmovesFormatError(
