@@ -18,17 +18,19 @@ import structlog
 
 from bot import logs
 from bot.archive import Archive
-from bot.bgammon_bot import (
+from bot.bgammon import (
     BgammonAddress,
     BgammonAddressError,
     BgammonBot,
     BgammonOptions,
-    _Match,
+    MatchTracker,
     backoff_delay,
     bgammon_take,
     parse_address,
     run_bgammon_bot,
 )
+from bot.bgammon.bot import _Match
+from bot.bgammon.decisions import answer, situation
 from bot.config import Config, ConfigError, KibitzConfig, PolicyConfig, ServerConfig
 from engine.analyser import Analyser
 from engine.bras import BrasEvaluator
@@ -42,7 +44,6 @@ from engine.record import MatchRecord
 from protocols.bgammon import codec
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BoardState, PlayerInfo, bgammon_rules, win_level
-from protocols.bgammon.tracker import MatchTracker
 from tests.bgammon_fake_server import Client, FakeBgammonServer, FinishedMatch, Script, ScriptedOpponent
 
 BOT = "BOT_gammond"
@@ -121,7 +122,7 @@ async def eventually(check: Callable[[], bool], timeout: float = DEADLINE) -> No
 
 def assert_same_result(record: MatchRecord, done: FinishedMatch) -> None:
     """The record's final score is the server's; after a double of a dead cube, which the record leaves out
-    and notes (protocols.bgammon.tracker), the same player has won the match."""
+    and notes (bot/bgammon/match.py), the same player has won the match."""
     server = tuple(done.score[done.names.index(name)] for name in record.names)
     final = record.final_state()
     assert record.length == done.length and final.match_over and not record.partial
@@ -379,7 +380,7 @@ def board(**changes: object) -> BoardState:
     ],
 )
 def test_situations(state: BoardState, expected: str | None) -> None:
-    assert BgammonBot.situation(state) == expected
+    assert situation(state) == expected
 
 
 def test_a_drop_that_bgammon_would_score_as_a_backgammon_is_taken(analyser: Analyser) -> None:
@@ -397,7 +398,7 @@ def test_a_drop_that_bgammon_would_score_as_a_backgammon_is_taken(analyser: Anal
     assert player.answer_double(state) == Action.DROP  # under the usual rules: a drop of 1 point
     assert win_level(position) == 3  # bgammon would charge 3 for it
     assert bgammon_take(player, state, 3) and not bgammon_take(player, state, 1)
-    assert BgammonBot._answer(player, state, 3) and not BgammonBot._answer(player, state, 1)
+    assert answer(player, state, 3) and not answer(player, state, 1)
 
 
 def test_the_test_server_refuses_a_bot_joining_a_players_match() -> None:
@@ -451,3 +452,39 @@ async def test_without_an_engine_decision_the_bot_plays_safe_server_listed_steps
     match.player = Player(analyser)  # with the engine: its own play of 65 from the initial position
     legal = {codec.move(play.move) for play in legal_plays(Position.initial(), (6, 5))}
     assert await bot._decide(match, roll, "move") in legal
+
+
+class RecordingLink:
+    """A link that keeps what the bot sends and receives nothing."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def send(self, line: str) -> None:
+        self.sent.append(line)
+
+    async def receive(self) -> list[ev.BgammonEvent]:
+        raise AssertionError("not read in this test")
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_match_given_up_as_lost_is_taken_back_when_the_server_seats_the_bot_late(
+    tmp_path: Path, analyser: Analyser
+) -> None:
+    """After a reconnection the bot waits ``create_delay`` for the server to seat it in its match again; on a
+    slow link (or a loaded machine) that ``joined`` can come after the wait. The match and its record go on."""
+    bot = make_bot("ws://127.0.0.1:1/", tmp_path, analyser)
+    link = RecordingLink()
+    tracker = MatchTracker((BOT, "Guest_bob"), 1)
+    match = _Match(4, tracker=tracker, opponent="Guest_bob", greeted=True)
+    bot._match, bot._link = match, link  # as a new session begins: logged in, not yet put back
+    await bot._on_event(ev.Welcome(player_name=BOT, clients=2, games=1))
+    await bot._create()  # the create timer fires first
+    assert link.sent == ["create public 3 0"] and bot._match is None
+    await bot._on_event(ev.Joined(player=BOT, game_id=4, player_number=1))
+    assert bot._match is match and match.tracker is tracker  # the same match, its record kept
+    await bot._on_event(ev.FailedCreate(reason="Please leave the match you are in before creating another."))
+    assert bot.matches_created == 0  # the refused create is not counted
+    bot._end_session()
