@@ -73,7 +73,7 @@ def fast_options(**changes: object) -> BgammonOptions:
     base = BgammonOptions(
         lengths=(3, 1, 5),
         create_delay=0.01,
-        rematch_wait=0.2,
+        rematch_wait=DEADLINE,  # the opponents answer a rematch, or leave, at once: never waited out
         backoff_base=0.02,
         backoff_cap=0.1,
         read_timeout=DEADLINE,
