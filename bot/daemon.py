@@ -243,7 +243,7 @@ class Daemon:
     def _start_other(self, s: Any) -> None:
         """Bots of other protocols (bgammon) run beside the FIBS bots and stop with the same drain."""
         try:
-            from bot.bgammon_bot import run_bgammon_bot
+            from bot.bgammon import run_bgammon_bot
         except ImportError as exc:  # pragma: no cover - part of the project
             self.log.error("no bot for protocol", protocol=s.protocol, server=s.name, error=str(exc))
             return

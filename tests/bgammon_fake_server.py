@@ -442,10 +442,13 @@ class FakeBgammonServer:
                 client.send(ev.Ping(message=str(int(asyncio.get_running_loop().time()))))
 
     def drop(self, name: str) -> None:
-        """Close a player's connection abruptly (as a network failure would)."""
-        for client in self.clients:
+        """Close a player's connection abruptly (as a network failure would). The server forgets the client at
+        once, as one that closes a connection itself does: the player may log in again straight away, however
+        late the transport's own end of the connection comes round on a loaded machine."""
+        for client in list(self.clients):
             if client.name == name and not client.closed:
                 client.close()
+                self._gone(client)
 
     def _gone(self, client: Client) -> None:
         if client.closed:

@@ -18,17 +18,19 @@ import structlog
 
 from bot import logs
 from bot.archive import Archive
-from bot.bgammon_bot import (
+from bot.bgammon import (
     BgammonAddress,
     BgammonAddressError,
     BgammonBot,
     BgammonOptions,
-    _Match,
+    MatchTracker,
     backoff_delay,
     bgammon_take,
     parse_address,
     run_bgammon_bot,
 )
+from bot.bgammon.bot import _Match
+from bot.bgammon.decisions import answer, situation
 from bot.config import Config, ConfigError, KibitzConfig, PolicyConfig, ServerConfig
 from engine.analyser import Analyser
 from engine.bras import BrasEvaluator
@@ -42,10 +44,11 @@ from engine.record import MatchRecord
 from protocols.bgammon import codec
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BoardState, PlayerInfo, bgammon_rules, win_level
-from protocols.bgammon.tracker import MatchTracker
 from tests.bgammon_fake_server import Client, FakeBgammonServer, FinishedMatch, Script, ScriptedOpponent
 
 BOT = "BOT_gammond"
+DEADLINE = 120.0  # seconds for an awaited event: generous, as CI runs on a small and often loaded machine
+LOG = io.StringIO()  # the bots' warnings, shown when a wait fails
 PASSWORD = "s3cret pass"  # a space: sent as an underscore, as the protocol asks
 ACCOUNTS = {"bot_gammond": PASSWORD.replace(" ", "_")}
 INITIAL = (0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0, 0, 0)
@@ -54,7 +57,7 @@ INITIAL = (0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0,
 @pytest.fixture(scope="module", autouse=True)
 def quiet_logs() -> Iterator[None]:
     """Warnings and errors only (to a buffer): a full match logs a line per move at debug level."""
-    logs.setup("console", "warning", stream=io.StringIO())
+    logs.setup("console", "warning", stream=LOG)
     yield
     structlog.reset_defaults()
 
@@ -65,14 +68,15 @@ def analyser() -> Analyser:
 
 
 def fast_options(**changes: object) -> BgammonOptions:
-    """Options for loopback tests: no waiting, quick backoff."""
+    """Options for loopback tests: no waiting, quick backoff; no read timeout that a stalled test process could
+    reach (the server closes a dropped connection, which the bot sees at once)."""
     base = BgammonOptions(
         lengths=(3, 1, 5),
         create_delay=0.01,
-        rematch_wait=0.2,
+        rematch_wait=DEADLINE,  # the opponents answer a rematch, or leave, at once: never waited out
         backoff_base=0.02,
         backoff_cap=0.1,
-        read_timeout=5.0,
+        read_timeout=DEADLINE,
         keepalive=5.0,
     )
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
@@ -91,7 +95,7 @@ def make_bot(address: str, folder: Path, analyser: Analyser, **changes: object) 
 
 
 async def run_until(
-    bot: BgammonBot, done: Awaitable[object], archived: int = 0, timeout: float = 30.0
+    bot: BgammonBot, done: Awaitable[object], archived: int = 0, timeout: float = DEADLINE
 ) -> None:
     """Run the bot until ``done`` completes and it has archived ``archived`` matches, then stop it."""
     stop = asyncio.Event()
@@ -101,20 +105,24 @@ async def run_until(
         await eventually(lambda: len(bot.archived) >= archived)
     finally:
         stop.set()
-        await asyncio.wait_for(task, 5)
+        await asyncio.wait_for(task, DEADLINE)
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 30.0) -> None:  # generous: CI may be loaded
+async def eventually(check: Callable[[], bool], timeout: float = DEADLINE) -> None:
+    """Wait for ``check()`` to hold: a deadline for an event, never a fixed sleep, so that a loaded machine only
+    makes a test slower."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not check():
-        assert loop.time() < end, "condition not reached in time"
+        assert loop.time() < end, (
+            f"condition not reached in {timeout} s; the bots' warnings:\n{LOG.getvalue()[-4000:]}"
+        )
         await asyncio.sleep(0.005)
 
 
 def assert_same_result(record: MatchRecord, done: FinishedMatch) -> None:
     """The record's final score is the server's; after a double of a dead cube, which the record leaves out
-    and notes (protocols.bgammon.tracker), the same player has won the match."""
+    and notes (bot/bgammon/match.py), the same player has won the match."""
     server = tuple(done.score[done.names.index(name)] for name in record.names)
     final = record.final_state()
     assert record.length == done.length and final.match_over and not record.partial
@@ -217,17 +225,22 @@ async def test_bot_rejoins_its_match_after_the_connection_breaks(
 async def test_keepalive_holds_an_idle_connection_the_server_would_drop(
     tmp_path: Path, analyser: Analyser
 ) -> None:
-    async with FakeBgammonServer(client_timeout=0.3, ping_interval=60, accounts=ACCOUNTS) as server:
-        bot = make_bot(server.tcp_address, tmp_path, analyser, keepalive=0.08)
-        await run_until(bot, asyncio.sleep(0.8))  # waits alone in its match, far longer than the timeout
+    # keep-alives 10 times as often as the server's timeout needs: a loaded machine may stall the loop a while
+    async with FakeBgammonServer(client_timeout=1.0, ping_interval=60, accounts=ACCOUNTS) as server:
+        bot = make_bot(server.tcp_address, tmp_path, analyser, keepalive=0.1)
+
+        def keepalives() -> int:
+            return sum(1 for n, line in server.log if n == BOT and line == "pong keepalive")
+
+        # waits alone in its match until 15 keep-alives, at least 1.5 s: longer than the timeout
+        await run_until(bot, eventually(lambda: keepalives() >= 15))
         assert server.timeouts == 0 and bot.connections == 1
-        assert sum(1 for n, line in server.log if n == BOT and line == "pong keepalive") >= 4
         # the control: a client that says nothing is dropped
         reader, writer = await asyncio.open_connection("127.0.0.1", server.tcp_port)
         writer.write(b"loginjson silent/en quiet\n")
         await writer.drain()
         with contextlib.suppress(ConnectionError):
-            while await asyncio.wait_for(reader.read(4096), 2):
+            while await asyncio.wait_for(reader.read(4096), DEADLINE):
                 pass
         writer.close()
         assert server.timeouts == 1
@@ -236,9 +249,12 @@ async def test_keepalive_holds_an_idle_connection_the_server_would_drop(
 async def test_pings_are_answered(tmp_path: Path, analyser: Analyser) -> None:
     async with FakeBgammonServer(ping_interval=0.05, accounts=ACCOUNTS) as server:
         bot = make_bot(server.ws_address, tmp_path, analyser)
-        await run_until(bot, asyncio.sleep(0.4))
-        pongs = [line for n, line in server.log if n == BOT and line.startswith("pong ")]
-        assert len(pongs) >= 3 and all(line.split()[1].isdigit() for line in pongs)
+
+        def pongs() -> list[str]:
+            return [line for n, line in server.log if n == BOT and line.startswith("pong ")]
+
+        await run_until(bot, eventually(lambda: len(pongs()) >= 3))
+        assert all(line.split()[1].isdigit() for line in pongs())
 
 
 def test_backoff_is_exponential_capped_and_jittered() -> None:
@@ -257,13 +273,14 @@ async def test_bot_keeps_retrying_a_server_that_is_down_or_refuses_it(
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead_port = s.getsockname()[1]
+    # counted by attempts, however long a loaded machine takes over them: a bot that gave up never gets there
     bot = make_bot(f"tcp://127.0.0.1:{dead_port}", tmp_path / "down", analyser)
-    await run_until(bot, asyncio.sleep(0.4))
-    assert bot.attempts >= 4 and bot.connections == 0
+    await run_until(bot, eventually(lambda: bot.attempts >= 4))
+    assert bot.connections == 0
     async with FakeBgammonServer(accounts={"bot_gammond": "another password"}) as server:
         bot = make_bot(server.tcp_address, tmp_path / "refused", analyser)
-        await run_until(bot, asyncio.sleep(0.4))
-        assert bot.connections >= 3 and BOT not in server.logins  # refused each time, never given up
+        await run_until(bot, eventually(lambda: bot.connections >= 3))
+        assert BOT not in server.logins and bot.archived == []  # refused each time, never given up
 
 
 # -- the daemon's entry point and configuration -----------------------------------------------------------------
@@ -293,10 +310,10 @@ async def test_run_bgammon_bot_plays_a_match_with_the_daemons_config(
             run_bgammon_bot(entry, config, analyser, Archive(tmp_path), stop, options=options)
         )
         opponent = ScriptedOpponent(server.ws_address, "carol", BOT, Script(matches=1, seed=5))
-        await asyncio.wait_for(opponent.run(), 20)
+        await asyncio.wait_for(opponent.run(), DEADLINE)
         await eventually(lambda: len(list(tmp_path.glob("*.mat"))) == 1)
         stop.set()
-        await asyncio.wait_for(task, 5)
+        await asyncio.wait_for(task, DEADLINE)
         said = [line for n, line in server.log if n == BOT and line.startswith("say")]
         assert said[:2] == ["say hi Guest_carol, 1 point{s}", "say bye Guest_carol"]  # unknown braces stay
         assert read_mat(next(tmp_path.glob("*.mat")).read_text()).length == 1
@@ -363,7 +380,7 @@ def board(**changes: object) -> BoardState:
     ],
 )
 def test_situations(state: BoardState, expected: str | None) -> None:
-    assert BgammonBot.situation(state) == expected
+    assert situation(state) == expected
 
 
 def test_a_drop_that_bgammon_would_score_as_a_backgammon_is_taken(analyser: Analyser) -> None:
@@ -381,7 +398,7 @@ def test_a_drop_that_bgammon_would_score_as_a_backgammon_is_taken(analyser: Anal
     assert player.answer_double(state) == Action.DROP  # under the usual rules: a drop of 1 point
     assert win_level(position) == 3  # bgammon would charge 3 for it
     assert bgammon_take(player, state, 3) and not bgammon_take(player, state, 1)
-    assert BgammonBot._answer(player, state, 3) and not BgammonBot._answer(player, state, 1)
+    assert answer(player, state, 3) and not answer(player, state, 1)
 
 
 def test_the_test_server_refuses_a_bot_joining_a_players_match() -> None:
@@ -435,3 +452,39 @@ async def test_without_an_engine_decision_the_bot_plays_safe_server_listed_steps
     match.player = Player(analyser)  # with the engine: its own play of 65 from the initial position
     legal = {codec.move(play.move) for play in legal_plays(Position.initial(), (6, 5))}
     assert await bot._decide(match, roll, "move") in legal
+
+
+class RecordingLink:
+    """A link that keeps what the bot sends and receives nothing."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def send(self, line: str) -> None:
+        self.sent.append(line)
+
+    async def receive(self) -> list[ev.BgammonEvent]:
+        raise AssertionError("not read in this test")
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_a_match_given_up_as_lost_is_taken_back_when_the_server_seats_the_bot_late(
+    tmp_path: Path, analyser: Analyser
+) -> None:
+    """After a reconnection the bot waits ``create_delay`` for the server to seat it in its match again; on a
+    slow link (or a loaded machine) that ``joined`` can come after the wait. The match and its record go on."""
+    bot = make_bot("ws://127.0.0.1:1/", tmp_path, analyser)
+    link = RecordingLink()
+    tracker = MatchTracker((BOT, "Guest_bob"), 1)
+    match = _Match(4, tracker=tracker, opponent="Guest_bob", greeted=True)
+    bot._match, bot._link = match, link  # as a new session begins: logged in, not yet put back
+    await bot._on_event(ev.Welcome(player_name=BOT, clients=2, games=1))
+    await bot._create()  # the create timer fires first
+    assert link.sent == ["create public 3 0"] and bot._match is None
+    await bot._on_event(ev.Joined(player=BOT, game_id=4, player_number=1))
+    assert bot._match is match and match.tracker is tracker  # the same match, its record kept
+    await bot._on_event(ev.FailedCreate(reason="Please leave the match you are in before creating another."))
+    assert bot.matches_created == 0  # the refused create is not counted
+    bot._end_session()

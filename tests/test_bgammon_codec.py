@@ -10,6 +10,7 @@ import random
 import pytest
 from hypothesis import given, settings
 
+from bot.bgammon.match import MatchTracker
 from engine.formats.mat import read_mat, write_mat
 from engine.ids import GameState
 from engine.moves import Move, legal_plays
@@ -25,7 +26,6 @@ from protocols.bgammon.board import (
     step_texts,
     win_level,
 )
-from protocols.bgammon.tracker import MatchTracker
 from tests.bgammon_fake_server import Client, FakeBgammonServer, Script, ScriptedOpponent, raw_board
 from tests.strategies import positions, random_position
 

@@ -36,6 +36,7 @@ from tests.fibs_fake_server import FakeFibsServer, RobotScript
 ROOT = Path(__file__).resolve().parents[1]
 BRAS = Analyser(BrasEvaluator(), name="bras")
 PASSWORD = "daemon-pw"
+DEADLINE = 120.0  # seconds for an awaited event: generous, as CI runs on a small and often loaded machine
 
 
 def external(tmp: Path, port: int, **daemon: object) -> Config:
@@ -59,7 +60,8 @@ def external(tmp: Path, port: int, **daemon: object) -> Config:
     )
 
 
-async def until(predicate: object, timeout: float = 10.0) -> None:
+async def until(predicate: object, timeout: float = DEADLINE) -> None:
+    """Wait for ``predicate()`` to hold; a loaded machine only makes it take longer."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not predicate():  # type: ignore[operator]
@@ -90,13 +92,13 @@ async def test_daemon_plays_archives_beats_and_drains(
         await until(lambda: daemon.bots and daemon.bots[0].logged_in)
         heartbeat = tmp_path / "var" / HEARTBEAT
         await until(lambda: heartbeat.exists() and json.loads(heartbeat.read_text())["status"] == "ok")
-        await asyncio.wait_for(server.match_finished.wait(), 20)
-        await until(lambda: list((tmp_path / "oldmoves").glob("*.mat")), 5)
+        await asyncio.wait_for(server.match_finished.wait(), DEADLINE)
+        await until(lambda: list((tmp_path / "oldmoves").glob("*.mat")))
         [mat] = (tmp_path / "oldmoves").glob("*.mat")
         record = read_mat(mat.read_text())
         assert record.site == "fake" and record.names == ("gammond", "alice") and record.match_over
         daemon.signal("SIGTERM")
-        assert await asyncio.wait_for(task, 5) == 0
+        assert await asyncio.wait_for(task, DEADLINE) == 0
         assert server.log[-1] == ("gammond", "bye")
     finally:
         task.cancel()
@@ -124,7 +126,7 @@ async def test_healthz_reports_the_bots(tmp_path: Path, monkeypatch: pytest.Monk
         assert code == 503 and body["status"] == "degraded"
     finally:
         daemon.abort()
-        assert await asyncio.wait_for(task, 5) == 1
+        assert await asyncio.wait_for(task, DEADLINE) == 1
 
 
 async def test_first_signal_drains_the_match_second_aborts(
@@ -144,7 +146,7 @@ async def test_first_signal_drains_the_match_second_aborts(
         await asyncio.sleep(0.3)
         assert not task.done() and server.table_of("gammond") is not None
         os.kill(os.getpid(), signal.SIGTERM)  # abort at once
-        assert await asyncio.wait_for(task, 5) == 1
+        assert await asyncio.wait_for(task, DEADLINE) == 1
         await until(lambda: server.table_of("gammond") is None)  # the dropped connection saved the match
         assert frozenset({"gammond", "alice"}) in server.saved
     finally:
@@ -188,10 +190,10 @@ password_env = "TEST_FIBS_PW"
     )
     try:
         await until(
-            lambda: (t := server.table_of("gammond")) is not None and t.moves_by.get("gammond", 0) >= 1, 20
+            lambda: (t := server.table_of("gammond")) is not None and t.moves_by.get("gammond", 0) >= 1
         )
         process.send_signal(signal.SIGTERM)
-        _, stderr = await asyncio.wait_for(process.communicate(), 10)
+        _, stderr = await asyncio.wait_for(process.communicate(), DEADLINE)
         assert process.returncode == 0
         sent = [line for who, line in server.log if who == "gammond"]
         assert sent[-2:] == ["leave", "bye"]
@@ -223,7 +225,7 @@ async def test_embedded_server_seats_the_bot_and_archives_its_matches(tmp_path: 
     daemon = Daemon(config, analyser=BRAS)
     task = asyncio.create_task(daemon.run())
     try:
-        await until(lambda: daemon.bots and daemon.bots[0].logged_in, 10)
+        await until(lambda: daemon.bots and daemon.bots[0].logged_in)
         client = ScriptedClient("carol", "carol-pw", port=config.server.port)
         await client.connect()
         await client.register()
@@ -232,8 +234,8 @@ async def test_embedded_server_seats_the_bot_and_archives_its_matches(tmp_path: 
         await client.connect()
         await client.login()
         client.send("invite gammond 1")
-        await asyncio.wait_for(RandomPlayer(client, random.Random(2)).play(30), 30)
-        await until(lambda: list((tmp_path / "oldmoves").glob("*.mat")), 10)
+        await asyncio.wait_for(RandomPlayer(client, random.Random(2)).play(DEADLINE), DEADLINE)
+        await until(lambda: list((tmp_path / "oldmoves").glob("*.mat")))
         [mat] = (tmp_path / "oldmoves").glob("*.mat")
         record = read_mat(mat.read_text())
         assert record.site == "local" and set(record.names) == {"gammond", "carol"} and record.match_over
@@ -241,7 +243,7 @@ async def test_embedded_server_seats_the_bot_and_archives_its_matches(tmp_path: 
         # the bot's password was generated and kept: a restart logs in with the same one
         assert daemon.store is not None and daemon.store.secret("embedded-account:gammond")
         daemon.drain()
-        assert await asyncio.wait_for(task, 10) == 0
+        assert await asyncio.wait_for(task, DEADLINE) == 0
     finally:
         task.cancel()
         with contextlib.suppress(BaseException):

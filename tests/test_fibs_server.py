@@ -9,7 +9,7 @@ import itertools
 import random
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,16 @@ from protocols.fibs import server as fs
 from protocols.fibs.board import Side
 
 FAST_HASH = 1 << 8  # scrypt cost for tests: the format is the same, the work tiny
+DEADLINE = 120.0  # seconds for an awaited event: generous, as CI runs on a small and often loaded machine
+
+
+async def until(predicate: Callable[[], object], timeout: float = DEADLINE) -> None:
+    """Wait for ``predicate()`` to hold, instead of a fixed sleep: a loaded machine only makes it take longer."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < end, f"condition not reached in {timeout} s"
+        await asyncio.sleep(0.01)
 
 
 class Harness:
@@ -221,7 +231,7 @@ async def test_failed_logins_are_slowed_and_then_cut(tmp_path: Path) -> None:
             thief.send(f"login x 1008 ann guess{attempt}")
             await thief.expect(ev.LoginFailed)
         elapsed = time.monotonic() - started
-        await asyncio.wait_for(thief.closed.wait(), 2.0)
+        await asyncio.wait_for(thief.closed.wait(), DEADLINE)
         assert elapsed >= 0.02 + 0.04 + 0.08 + 0.16 + 0.32 - 0.01  # the delay doubles per failure
         assert not thief.seen(ev.Welcome)
         # a correct login from the same host works, after the (remembered) delay
@@ -235,7 +245,7 @@ async def test_second_login_replaces_the_first(harness: Harness) -> None:
     first = await harness.client("ann")
     second = await harness.client("ann")
     assert second.seen(ev.AlreadyLoggedIn)
-    await asyncio.wait_for(first.closed.wait(), 2.0)
+    await asyncio.wait_for(first.closed.wait(), DEADLINE)
     second.send("rawwho")
     await second.expect(ev.WhoEnd)
     assert [e.name for e in second.seen(ev.WhoInfo)].count("ann") >= 1  # type: ignore[attr-defined]
@@ -356,7 +366,7 @@ async def test_full_one_point_match_with_a_watcher_reaches_the_archive(
     first_board = await cat.expect(ev.Board)
     assert first_board.board.player == "ann" and first_board.board.watching  # type: ignore[attr-defined]
     players = [RandomPlayer(c, random.Random(i)) for i, c in enumerate((ann, bob))]
-    results = await asyncio.gather(*(p.play(timeout=8) for p in players))
+    results = await asyncio.gather(*(p.play(timeout=DEADLINE) for p in players))
     assert ann.seen(lambda e: e.raw == fs.is_watching_you("cat"))
     assert bob.seen(lambda e: e.raw == fs.starts_watching("cat", "ann"))
     assert {type(r) for r in results} == {ev.MatchWon}
@@ -370,7 +380,7 @@ async def test_full_one_point_match_with_a_watcher_reaches_the_archive(
     assert all(b.player == "ann" and b.opponent == "bob" for b in boards)
     # ratings: the calculation shown to ann, and a 1-point match moves ratings the FIBS way
     assert ann.seen(lambda e: e.raw == "rating calculation:")
-    await asyncio.sleep(0.05)
+    await until(lambda: harness.finished)
     assert len(harness.finished) == 1
     record = harness.finished[0]
     assert record.names == ("ann", "bob") and record.length == 1 and record.site == "gammond"
@@ -387,8 +397,16 @@ async def test_full_one_point_match_with_a_watcher_reaches_the_archive(
     # oldmoves prints the game in FIBS's format, which reads back to the same game
     ann.send("oldmoves bob")
     await ann.expect(lambda e: e.raw.startswith("Score is 0-0 in a 1 point match."))
-    await asyncio.sleep(0.05)
-    text = "\n".join(e.raw for e in ann.events[ann._cursor - 1 :])
+    start = ann._cursor - 1
+
+    def printed_game() -> bool:  # the rest of the listing may come in a later read
+        try:
+            return bool(read_oldmoves("\n".join(e.raw for e in ann.events[start:])).games)
+        except ValueError:
+            return False
+
+    await until(printed_game)
+    text = "\n".join(e.raw for e in ann.events[start:])
     assert read_oldmoves(text).games[0].opening_roll in {
         record.games[0].opening_roll,
         record.games[0].opening_roll[::-1],
@@ -587,9 +605,9 @@ async def test_drop_restart_and_resume(tmp_path: Path) -> None:
         board_after = (await other.expect(ev.Board)).board  # type: ignore[attr-defined]
         assert board_after.cells == board_before.cells and board_after.colour == board_before.colour
         players = [RandomPlayer(c, random.Random(i)) for i, c in enumerate((again, other))]
-        results = await asyncio.gather(*(p.play(timeout=8) for p in players))
+        results = await asyncio.gather(*(p.play(timeout=DEADLINE) for p in players))
         assert all(isinstance(r, ev.MatchWon) for r in results)
-        await asyncio.sleep(0.05)
+        await until(lambda: h2.finished)
         record = h2.finished[0]
         assert record.final_state().match_over
         first_move = record.games[0].actions[0]
@@ -610,7 +628,7 @@ async def test_shutdown_saves_running_matches(tmp_path: Path) -> None:
     for client, other in ((ann, "bob"), (bob, "ann")):
         saved = await client.expect(ev.GameSaved)
         assert (saved.player, saved.reason) == (other, "saved")  # type: ignore[attr-defined]
-        await asyncio.wait_for(client.closed.wait(), 2.0)
+        await asyncio.wait_for(client.closed.wait(), DEADLINE)
     store = Store(tmp_path / "server.sqlite3")
     rows = store.saved_matches()
     assert len(rows) == 1 and {rows[0].player0, rows[0].player1} == {"ann", "bob"}
@@ -632,18 +650,15 @@ async def test_unfinished_archive_deliveries_are_retried_at_start(tmp_path: Path
     ann, bob = [await h.client(n) for n in ("ann", "bob")]
     await start_match(ann, bob, 1)
     await asyncio.gather(
-        *(RandomPlayer(c, random.Random(i)).play(timeout=8) for i, c in enumerate((ann, bob)))
+        *(RandomPlayer(c, random.Random(i)).play(timeout=DEADLINE) for i, c in enumerate((ann, bob)))
     )
-    await asyncio.sleep(0.05)
+    await until(lambda: h.server.store.unarchived())
     assert len(h.server.store.unarchived()) == 1
     await h.close()
     h2 = Harness(path)
     await h2.server.start()
     try:
-        for _ in range(100):
-            if h2.finished:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: h2.finished)
         assert len(h2.finished) == 1 and h2.finished[0].match_over
         assert h2.server.store.unarchived() == []
     finally:
@@ -730,7 +745,7 @@ async def test_line_and_rate_limits(tmp_path: Path) -> None:
         ann.send_bytes(b"time\r\n" * 60)
         await ann.expect_raw(fs.slow_down())
         ann.send("rawwho")
-        await ann.expect(ev.WhoEnd, timeout=5)
+        await ann.expect(ev.WhoEnd, timeout=DEADLINE)
         elapsed = time.monotonic() - started
         answered = len(ann.seen(lambda e: e.raw.endswith(" UTC") and "day" in e.raw))
         # a burst of 20, then 10 a second, and no more than about 2 s of backlog: the rest is dropped
@@ -741,15 +756,17 @@ async def test_line_and_rate_limits(tmp_path: Path) -> None:
 
 
 async def test_idle_timeout_saves_the_match(tmp_path: Path) -> None:
-    h = Harness(tmp_path / "s.sqlite3", idle_timeout=0.5)
+    h = Harness(tmp_path / "s.sqlite3", idle_timeout=1.0)
     await h.server.start()
     try:
         ann, bob = [await h.client(n) for n in ("ann", "bob")]
         await start_match(ann, bob, 3)
-        for _ in range(8):  # bob keeps talking, ann says nothing
+        loop = asyncio.get_running_loop()
+        end = loop.time() + DEADLINE
+        while not ann.closed.is_set():  # bob keeps talking, 10 times within the timeout; ann says nothing
+            assert loop.time() < end, "ann was not timed out"
             bob.send("time")
             await asyncio.sleep(0.1)
-        await asyncio.wait_for(ann.closed.wait(), 2.0)
         assert ann.seen(ev.ConnectionTimedOut)
         await bob.expect_raw(fs.timed_out_saved("ann"))
         assert h.server.store.saved_count("bob") == 1
@@ -801,7 +818,7 @@ async def test_hostile_client_cannot_break_others(harness: Harness) -> None:
                 await asyncio.sleep(0)
 
     players = [RandomPlayer(c, random.Random(i)) for i, c in enumerate((ann, bob))]
-    results = await asyncio.gather(attack(), *(p.play(timeout=8) for p in players))
+    results = await asyncio.gather(attack(), *(p.play(timeout=DEADLINE) for p in players))
     assert all(isinstance(r, ev.MatchWon) for r in results[1:])
     assert harness.server.errors == 0
     ann.send("rawwho")

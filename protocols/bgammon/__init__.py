@@ -1,5 +1,6 @@
 """bgammon.org client codec, sans-I/O: JSON events to typed events, commands to text lines, the board to and
-from the engine's types, and a tracker that turns a match's events into a match record."""
+from the engine's types. The tracker that turns a match's events into a match record is the bot's
+(bot/bgammon/match.py)."""
 
 from protocols.bgammon.board import BgammonBoardError, BoardState, PlayerInfo, spaces_of, win_level
 from protocols.bgammon.codec import (
@@ -9,7 +10,6 @@ from protocols.bgammon.codec import (
     encode_event,
     parse_event,
 )
-from protocols.bgammon.tracker import MatchTracker
 
 __all__ = [
     "BgammonBoardError",
@@ -17,7 +17,6 @@ __all__ = [
     "BgammonCommandError",
     "BgammonEventError",
     "BoardState",
-    "MatchTracker",
     "PlayerInfo",
     "encode_event",
     "parse_event",

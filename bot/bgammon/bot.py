@@ -1,4 +1,4 @@
-"""The bot on a bgammon server (bgammon.org and its clones), over TCP or WebSocket.
+"""The bgammon bot: the bot on a bgammon server (bgammon.org and its clones), over TCP or WebSocket.
 
 One ``BgammonBot`` per ``[servers.<name>]`` entry with ``protocol = "bgammon"``; the daemon starts
 ``run_bgammon_bot`` as one asyncio task per entry. What the bot does, as bgammon expects of bots
@@ -8,8 +8,8 @@ One ``BgammonBot`` per ``[servers.<name>]`` entry with ``protocol = "bgammon"``;
 * creates public matches of the configured lengths, one at a time, and waits: bots may not join players'
   matches;
 * plays at the configured level (per opponent if ``engine.opponent_levels`` names them), doubles, takes with
-  ``ok`` and drops with ``resign``, weighing a drop at what bgammon charges for it (board.py, ``win_level``);
-* when a match ends, archives it as ``.mat`` (protocols.bgammon.tracker builds the record; a record the
+  ``ok`` and drops with ``resign``, weighing a drop at what bgammon charges for it (protocols/bgammon/board.py, ``win_level``);
+* when a match ends, archives it as ``.mat`` (match.py builds the record; a record the
   tracker could not follow to the end is archived as far as it goes, marked partial, with the reason in its
   comment), says goodbye and offers a rematch; with none accepted in ``rematch_wait`` seconds it leaves and
   creates the next match;
@@ -25,157 +25,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import random
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Protocol
-from urllib.parse import urlsplit
+from typing import Any
 
 from bot import logs
-from bot.archive import Archive, archive_name
+from bot.archive import Archive
+from bot.bgammon import decisions
+from bot.bgammon.archiving import archive_match
+from bot.bgammon.link import Closed, Link, open_link
+from bot.bgammon.match import MatchTracker
+from bot.bgammon.session import BgammonOptions, backoff_delay, parse_address
 from bot.config import Config, ConfigError, ServerConfig
-from engine import cube as cubes
 from engine.analyser import Analyser
 from engine.errors import EngineError
-from engine.formats.mat import write_mat
 from engine.levels import Level, parse_level
-from engine.match import MatchState
-from engine.met import MAX_AWAY
-from engine.player import Action, Player, cube_info
+from engine.player import Action, Player
 from protocols.bgammon import codec
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BgammonBoardError, BoardState, win_level
-from protocols.bgammon.tracker import MatchTracker
 
-__all__ = [
-    "BgammonAddress",
-    "BgammonAddressError",
-    "BgammonBot",
-    "BgammonOptions",
-    "backoff_delay",
-    "bgammon_take",
-    "parse_address",
-    "run_bgammon_bot",
-]
-
-DEFAULT_TCP_PORT = 1337
-VERSION = "0.1.0"
-
-
-class BgammonAddressError(ConfigError):
-    """A ``servers.<name>.address`` that is not ``tcp://host:port``, ``ws://...`` or ``wss://...``."""
-
-
-@dataclass(frozen=True, slots=True)
-class BgammonAddress:
-    scheme: str  # tcp | ws | wss
-    host: str
-    port: int
-    path: str = "/"
-
-    @property
-    def uri(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        if self.scheme == "tcp":
-            return f"tcp://{host}:{self.port}"
-        return f"{self.scheme}://{host}:{self.port}{self.path}"
-
-    def __str__(self) -> str:
-        return self.uri
-
-
-def parse_address(text: str) -> BgammonAddress:
-    """``tcp://bgammon.org:1337`` (port 1337 by default), ``wss://ws.bgammon.org`` (443), ``ws://host:port``."""
-    if not isinstance(text, str) or not text.strip():
-        raise BgammonAddressError("a bgammon server needs an address: tcp://host:port or wss://host[:port]")
-    try:
-        parts = urlsplit(text.strip())
-        port = parts.port
-    except ValueError as exc:
-        raise BgammonAddressError(f"address {text!r}: {exc}") from None
-    scheme = parts.scheme.lower()
-    if scheme not in ("tcp", "ws", "wss"):
-        raise BgammonAddressError(f"address {text!r}: the scheme must be tcp, ws or wss")
-    if not parts.hostname:
-        raise BgammonAddressError(f"address {text!r} names no host")
-    default = {"tcp": DEFAULT_TCP_PORT, "ws": 80, "wss": 443}[scheme]
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    if scheme == "tcp" and path != "/":
-        raise BgammonAddressError(f"address {text!r}: a tcp address has no path")
-    return BgammonAddress(scheme, parts.hostname, port or default, path)
-
-
-def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
-    """Seconds to wait before reconnection ``attempt`` (0 = the first): exponential from ``base``, capped at
-    ``cap``, with the upper half jittered so that bots thrown off together do not return together."""
-    ceiling = min(cap, base * 2.0 ** min(attempt, 30))
-    return ceiling * rng.uniform(0.5, 1.0)
-
-
-@dataclass(frozen=True, slots=True)
-class BgammonOptions:
-    """How the bot behaves on a bgammon server; ``from_config`` derives them from the daemon's settings."""
-
-    lengths: tuple[int, ...] = (1, 3, 5)  # match lengths created in turn
-    match_name: str = ""  # empty: the server's default ("BOT_x's match")
-    client: str = f"gammond-v{VERSION}/en"
-    keepalive: float = 20.0  # the server drops a client that wrote nothing for 40 s
-    read_timeout: float = 95.0  # the server pings every 30 s: silence this long means a dead link
-    connect_timeout: float = 20.0
-    backoff_base: float = 1.0
-    backoff_cap: float = 120.0
-    create_delay: float = 2.0  # after login, time for the server to put us back into a match first
-    create_retry: float = 30.0  # after a refused create
-    rematch_wait: float = 30.0
-    opponent_wait: float = 600.0  # an opponent who left a match in progress has this long to return
-    max_failures: int = 5  # refused commands in a row before the bot leaves the match
-    greeting: str = "Hello {opponent}, good luck!"
-    farewell: str = "Thanks for the match, {opponent}."
-
-    def __post_init__(self) -> None:
-        if not self.lengths or not all(isinstance(n, int) and 1 <= n <= MAX_AWAY for n in self.lengths):
-            raise ConfigError(f"bgammon match lengths {self.lengths!r} must be integers in 1..{MAX_AWAY}")
-        if not 0 < self.keepalive < 40:
-            raise ConfigError("bgammon keepalive must be between 0 and 40 seconds (the server's timeout)")
-
-    @classmethod
-    def from_config(cls, config: Config, **changes: Any) -> BgammonOptions:
-        """Lengths 1, 3, 5 and 7 within ``policy.min_length..max_length``; the opponent's grace from
-        ``policy.idle_leave``; greeting and farewell from ``[kibitz]``; the reconnection delays from
-        ``daemon.reconnect_initial``/``reconnect_max`` where the config has them."""
-        policy, daemon, defaults = config.policy, config.daemon, cls()
-        lengths = tuple(n for n in (1, 3, 5, 7) if policy.min_length <= n <= policy.max_length)
-        base = cls(
-            lengths=lengths or (policy.min_length,),
-            opponent_wait=policy.idle_leave,
-            greeting=config.kibitz.greeting,
-            farewell=config.kibitz.farewell,
-            backoff_base=getattr(daemon, "reconnect_initial", defaults.backoff_base),
-            backoff_cap=getattr(daemon, "reconnect_max", defaults.backoff_cap),
-        )
-        return dataclasses.replace(base, **changes)
-
-
-def bgammon_take(player: Player, state: MatchState, level: int) -> bool:
-    """Take the double waiting in ``state`` (we are ``state.turn``) when dropping would cost ``level`` times
-    the cube, as bgammon charges it: take when the doubler's equity after the take is below that."""
-    ci = cube_info(state)
-    evaluation = player.evaluation(state)
-    x = cubes.cube_efficiency(state.position)
-    decision = cubes.cube_decision(evaluation.probs, ci, x, player.analyser.met)
-    if ci.is_money:
-        drop_value = float(level)
-    else:
-        a, b = ci.away[state.on_roll], ci.away[1 - state.on_roll]
-        met = player.analyser.met
-        drop_value = met.mwc2eq(met.mwc_after(a, b, level * state.cube), a, b, state.cube)
-    return decision.double_take < drop_value
+__all__ = ["BgammonBot", "run_bgammon_bot"]
 
 
 class _Placeholders(dict[str, object]):
@@ -189,96 +62,6 @@ def _fill(template: str, **values: object) -> str:
         return template.format_map(_Placeholders(values))
     except (ValueError, IndexError, AttributeError, KeyError):
         return template
-
-
-# -- transports -------------------------------------------------------------------------------------------------
-
-
-class _Closed(Exception):
-    """The server closed the connection."""
-
-
-class _Link(Protocol):
-    async def send(self, line: str) -> None: ...
-    async def receive(self) -> list[ev.BgammonEvent]: ...
-    async def close(self) -> None: ...
-
-
-class _TcpLink:
-    """Newline-separated commands and events over a plain TCP stream."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader, self._writer = reader, writer
-        self._protocol = codec.BgammonClientProtocol()
-
-    async def send(self, line: str) -> None:
-        self._writer.write(line.encode() + b"\n")
-        await self._writer.drain()
-
-    async def receive(self) -> list[ev.BgammonEvent]:
-        data = await self._reader.read(65536)
-        if not data:
-            rest = self._protocol.receive_eof()
-            if rest:
-                return rest
-            raise _Closed("the server closed the connection")
-        return self._protocol.receive_data(data)
-
-    async def close(self) -> None:
-        self._writer.close()
-        with contextlib.suppress(OSError, asyncio.TimeoutError):
-            await asyncio.wait_for(self._writer.wait_closed(), 2.0)
-
-
-class _WsLink:
-    """One text frame per command and per event."""
-
-    def __init__(self, connection: Any) -> None:
-        self._ws = connection
-        self._protocol = codec.BgammonClientProtocol()
-
-    async def send(self, line: str) -> None:
-        from websockets.exceptions import ConnectionClosed
-
-        try:
-            await self._ws.send(line)
-        except ConnectionClosed as exc:
-            raise _Closed(str(exc)) from None
-
-    async def receive(self) -> list[ev.BgammonEvent]:
-        from websockets.exceptions import ConnectionClosed
-
-        try:
-            message = await self._ws.recv()
-        except ConnectionClosed as exc:
-            raise _Closed(str(exc)) from None
-        return self._protocol.receive_message(message)
-
-    async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._ws.close(), 2.0)
-
-
-async def _open_link(address: BgammonAddress, timeout: float) -> _Link:
-    if address.scheme == "tcp":
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(address.host, address.port), timeout)
-        return _TcpLink(reader, writer)
-    from websockets.asyncio.client import connect
-
-    loopback = address.host in ("127.0.0.1", "::1", "localhost")
-    ws = await connect(
-        address.uri,
-        open_timeout=timeout,
-        ping_interval=None,  # bgammon keeps the link alive with its own ping/pong commands
-        compression=None,
-        max_size=4 * 1024 * 1024,
-        user_agent_header=f"gammond/{VERSION}",
-        **({"proxy": None} if loopback else {}),
-    )
-    return _WsLink(ws)
-
-
-# -- the bot ------------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -326,8 +109,9 @@ class BgammonBot:
         self.connections = 0
         self.attempts = 0
         self._match: _Match | None = None
+        self._lost: _Match | None = None  # given up after a reconnection; the server may still seat us in it
         # per connection
-        self._link: _Link | None = None
+        self._link: Link | None = None
         self._name = ""
         self._last_sent = 0.0
         self._acted: tuple[Any, ...] | None = None
@@ -351,7 +135,7 @@ class BgammonBot:
             welcomed = False
             self.attempts += 1
             try:
-                link = await _open_link(self.address, self.options.connect_timeout)
+                link = await open_link(self.address, self.options.connect_timeout)
             except Exception as exc:  # refused, unreachable, TLS or WebSocket handshake failures alike
                 self.log.warning("bgammon.connect_failed", error=f"{type(exc).__name__}: {exc}")
             else:
@@ -359,7 +143,7 @@ class BgammonBot:
                 self.log.info("bgammon.connected", connection=self.connections)
                 try:
                     await self._session(link, stop)
-                except (TimeoutError, _Closed, OSError) as exc:
+                except (TimeoutError, Closed, OSError) as exc:
                     self.log.warning("bgammon.disconnected", error=f"{type(exc).__name__}: {exc}")
                 except ConfigError as exc:
                     self.log.error("bgammon.config_error", error=str(exc))
@@ -381,7 +165,7 @@ class BgammonBot:
                 await asyncio.wait_for(stop.wait(), delay)
         self.log.info("bgammon.stopped", archived=len(self.archived))
 
-    async def _session(self, link: _Link, stop: asyncio.Event) -> bool:
+    async def _session(self, link: Link, stop: asyncio.Event) -> bool:
         """One connection: log in, then handle events until it closes or ``stop`` is set."""
         self._link = link
         self._name = ""
@@ -401,7 +185,7 @@ class BgammonBot:
                 )
                 if receive not in done:
                     receive.cancel()
-                    with contextlib.suppress(asyncio.CancelledError, _Closed, OSError):
+                    with contextlib.suppress(asyncio.CancelledError, Closed, OSError):
                         await receive
                     if stop.is_set():
                         break
@@ -409,7 +193,7 @@ class BgammonBot:
                 for event in receive.result():
                     await self._on_event(event)
             if stop.is_set():
-                with contextlib.suppress(_Closed, OSError):
+                with contextlib.suppress(Closed, OSError):
                     await self._send(codec.disconnect())
         finally:
             keepalive.cancel()
@@ -428,7 +212,7 @@ class BgammonBot:
         while True:
             idle = time.monotonic() - self._last_sent
             if idle >= self.options.keepalive:
-                with contextlib.suppress(_Closed, OSError):
+                with contextlib.suppress(Closed, OSError):
                     await self._send(codec.pong("keepalive"))
                 idle = 0.0
             await asyncio.sleep(max(0.05, self.options.keepalive - idle))
@@ -458,7 +242,7 @@ class BgammonBot:
     async def _guard(self, coro: Any) -> None:
         try:
             await coro
-        except (_Closed, OSError) as exc:
+        except (Closed, OSError) as exc:
             self.log.warning("bgammon.send_failed", error=str(exc))
 
     def _cancel(self, name: str) -> None:
@@ -501,9 +285,10 @@ class BgammonBot:
         if self._match is not None:
             if self._rejoined:
                 return
-            # we were in a match before the connection broke and the server did not put us back
+            # we were in a match before the connection broke and the server did not put us back (yet: on a
+            # slow link its ``joined`` may come after create_delay, and then the match and its record go on)
             self.log.warning("bgammon.match_lost", game=self._match.game_id)
-            self._match = None
+            self._lost, self._match = self._match, None
         length = self.options.lengths[self.matches_created % len(self.options.lengths)]
         self.matches_created += 1
         self.log.info("bgammon.create", length=length)
@@ -511,6 +296,9 @@ class BgammonBot:
 
     async def _on_joined(self, event: ev.Joined) -> None:
         if event.player_number == 1 and event.player == self._name:
+            lost, self._lost = self._lost, None
+            if self._match is None and lost is not None and lost.game_id == event.game_id and not lost.over:
+                self._match = lost
             current = self._match
             self._rejoined = True
             if current is not None and current.game_id == event.game_id and not current.over:
@@ -619,55 +407,17 @@ class BgammonBot:
             await self._send(codec.leave())
 
     def _archive(self, match: _Match, b: BoardState) -> None:
-        tracker = match.tracker
-        record = tracker.record() if tracker is not None else None
-        if tracker is None or record is None or not record.games:
-            self.log.error("bgammon.not_archived", game=match.game_id, reason="nothing was recorded")
-            return
-        if not tracker.complete:
-            # keep what replays up to the action the record could not follow (see protocols.bgammon.tracker)
-            why = tracker.error or "the record is incomplete"
-            self.log.error("bgammon.archived_partly", game=match.game_id, reason=why)
-            note = f"gammond: the record stops early: {why}"
-            record = record.replace(partial=True, comment=f"{record.comment}\n{note}".strip())
-        started = datetime.fromtimestamp(b.started, UTC) if b.started else datetime.now(UTC)
-        # bgammon reuses a match's ID for its rematch: the start time and the score tell them apart
-        key = f"bgammon:{self.server.name}:{match.game_id}:{b.started}:{match.opponent}:{b.score[0]}-{b.score[1]}"
-        record = record.replace(
-            match_id=key, date=started.date(), time=started.time().replace(microsecond=0, tzinfo=None)
+        key = archive_match(
+            self.archive, self.server.name, match.game_id, match.opponent, match.tracker, b, self.log
         )
-        try:
-            text = write_mat(record)
-            name = archive_name(started, self.server.name, record.names[0], record.names[1], record.length)
-            path = self.archive.store_text(key, name, text)
-        except (EngineError, OSError, ValueError) as exc:
-            self.log.error("bgammon.archive_failed", game=match.game_id, error=str(exc))
-            return
-        match.archived = True
-        self.archived.append(key)
-        self.log.info("bgammon.archived", path=str(path) if path else None, key=key)
+        if key is not None:
+            match.archived = True
+            self.archived.append(key)
 
     # -- decisions ------------------------------------------------------------------------------------------
 
-    @staticmethod
-    def situation(b: BoardState) -> str | None:
-        """What the board asks of us: opening, answer, cube, confirm, move, reset, or None (nothing)."""
-        if b.spectating or b.winner or not b.opponent_present or b.forced:
-            return None
-        if b.turn == 0:
-            return "opening" if b.my_opening_die == 0 else None
-        if b.double_offered:
-            return "answer" if b.turn == 2 else None
-        if b.turn != 1:
-            return None
-        if not b.rolled:
-            return "cube"
-        if not b.available:
-            return "confirm"
-        return "reset" if b.moves else "move"
-
     async def _act(self, match: _Match, b: BoardState) -> None:
-        what = self.situation(b)
+        what = decisions.situation(b)
         if what is None:
             if b.turn == 2:
                 self._fallback = False
@@ -687,7 +437,7 @@ class BgammonBot:
         if what == "confirm":
             return codec.ok()
         if self._fallback and what in ("move", "reset"):
-            return self._server_step(b)
+            return decisions.server_step(b)
         if what == "reset":
             return codec.reset()
         player = match.player
@@ -697,7 +447,7 @@ class BgammonBot:
             state = b.match_state((self._name, match.opponent or b.player2.name))
             if what == "answer":
                 level = win_level(b.position(2))
-                take = await self._engine(self._answer, player, state, level)
+                take = await self._engine(decisions.answer, player, state, level)
                 self.log.info("bgammon.answer", take=take, cube=state.cube * 2, drop_level=level)
                 return codec.ok() if take else codec.resign()
             decision = await self._engine(player.decide, state)
@@ -705,7 +455,7 @@ class BgammonBot:
             # a state the engine cannot judge (a match longer than its equity table ...): play on safely
             self.log.error("bgammon.no_decision", situation=what, error=str(exc))
             self._fallback = True
-            return {"answer": codec.ok(), "cube": codec.roll()}.get(what) or self._server_step(b)
+            return {"answer": codec.ok(), "cube": codec.roll()}.get(what) or decisions.server_step(b)
         if what == "cube":
             if decision.action == Action.RESIGN and win_level(b.position(2)) <= decision.level:
                 self.log.info("bgammon.resign", level=decision.level)
@@ -721,19 +471,6 @@ class BgammonBot:
 
     async def _engine(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
-
-    @staticmethod
-    def _server_step(b: BoardState) -> str:
-        """The first step the server lists as available: always part of a legal play."""
-        src, dst = b.available[0]
-        return f"move {'bar' if src == 26 else src}/{'off' if dst == 0 else dst}"
-
-    @staticmethod
-    def _answer(player: Player, state: MatchState, level: int) -> bool:
-        action = player.answer_double(state)
-        if action != Action.DROP:
-            return True
-        return level > 1 and bgammon_take(player, state, level)
 
 
 async def run_bgammon_bot(
