@@ -18,8 +18,9 @@ import pytest
 
 from bot.archive import Archive
 from bot.config import Config, DaemonConfig, KibitzConfig, PolicyConfig
-from bot.fibs_bot import Backoff, FibsBot, FibsEndpoint, recover_unarchived
-from bot.fibs_match import FIBS_RULES, MatchTracker, OwnRefused, TrackerError, board_state, bridge, bridges
+from bot.fibs import Backoff, FibsBot, FibsEndpoint, recover_unarchived
+from bot.fibs.bridge import FIBS_RULES, board_state, bridge, bridges
+from bot.fibs.match import MatchTracker, OwnRefused, TrackerError
 from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 from engine.bras import BrasEvaluator

@@ -6,7 +6,7 @@ after a session that stayed logged in). Within a session one reader task turns b
 (``protocols.fibs.FibsClientProtocol``) and queues them; the session loop handles them in order, then runs
 its timers (keepalive, stalls, idle opponents, invitations) and, when the match wants the bot to act, decides
 in a worker thread - the loop never blocks on the engine. The match itself is a ``MatchTracker``
-(bot/fibs_match.py): the bot records its own action there and stores the match (bot/state.py) *before* the
+(bot/fibs/match.py): the bot records its own action there and stores the match (bot/state.py) *before* the
 command is sent; the server's echo confirms it, an error line or a board that shows otherwise undoes it.
 
 What FIBS forgets, the bot asks again (../shared/reference/fibs-protocol.md section 1.6): ``board`` after a
@@ -25,34 +25,33 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 import telnetlib3
 
 from bot import logs
-from bot.archive import Archive, archive_name
+from bot.archive import Archive
 from bot.config import Config, ConfigError
-from bot.fibs_match import (
-    CubeMade,
-    Desync,
-    MatchTracker,
-    MoveMade,
-    Note,
-    OwnRefused,
-    TrackerError,
+from bot.fibs.archiving import archive_stored
+from bot.fibs.match import CubeMade, Desync, MatchTracker, MoveMade, Note, OwnRefused, TrackerError
+from bot.fibs.session import (
+    Backoff,
+    FibsEndpoint,
+    LoginRejected,
+    PendingInvite,
+    Session,
+    decide,
+    event_names,
 )
 from bot.kibitz import Limiter, cube_comment, evaluation_text, fill, move_comment
 from bot.policy import Invite, OpponentInfo, invitation_verdict
 from bot.state import MatchStatus, StateStore, StoredMatch
 from engine.analyser import Analyser
 from engine.errors import EngineError
-from engine.formats.mat import write_mat
 from engine.ids import GameState
 from engine.levels import Level, parse_level
 from engine.match import MatchState
-from engine.player import Action as PlayerAction
 from engine.player import Player
 from engine.record import Action, ActionKind
 from protocols.fibs import events as ev
@@ -79,7 +78,6 @@ INVITE_PATIENCE = 3.0  # seconds to wait for ``show savedcount`` before deciding
 RESUME_RETRY = 60.0  # seconds between two resume invitations to the same player
 LEFT_PAUSE = 300.0  # GammonBot: no resume invitation for 5 minutes after the opponent left the game
 WATCH_RETRY = 30.0
-BACKOFF_FACTOR = 1.618
 _ERROR_PREFIXES = (
     "You can't",
     "It's not your turn",
@@ -93,103 +91,6 @@ _ERROR_PREFIXES = (
 )
 _EOF = object()
 _WAKE = object()
-
-
-class LoginRejected(ConnectionError):
-    """The server answered the login with another prompt or "Login incorrect"."""
-
-
-@dataclass(frozen=True)
-class FibsEndpoint:
-    """Where and as whom a bot logs in; ``password`` is read at the moment of login, never kept."""
-
-    name: str  # the server's name in logs, the store and .mat headers
-    host: str
-    port: int
-    user: str
-    password: Callable[[], str] = field(repr=False)
-    client_name: str = "gammond"
-
-
-class Backoff:
-    """Reconnect delays: ``initial`` growing by 1.618 per failure up to ``cap``, each drawn from its upper
-    half (jitter), back to ``initial`` after ``reset``."""
-
-    def __init__(self, initial: float, cap: float, rng: random.Random | None = None) -> None:
-        self.initial = initial
-        self.cap = cap
-        self.rng = rng or random.Random()
-        self.failures = 0
-
-    def next(self) -> float:
-        ceiling = min(self.cap, self.initial * BACKOFF_FACTOR**self.failures)
-        self.failures += 1
-        return self.rng.uniform(ceiling / 2, ceiling)
-
-    def reset(self) -> None:
-        self.failures = 0
-
-
-@dataclass
-class _PendingInvite:
-    invite: Invite
-    arrived: float
-    last_line: float
-    saved_count: int | None = None
-
-
-@dataclass
-class _Session:
-    """What one connection knows; a new one starts with every connect."""
-
-    protocol: FibsClientProtocol
-    writer: Any
-    queue: asyncio.Queue[object]
-    connected_at: float
-    logged_in_at: float | None = None
-    login_sent: bool = False
-    set_up: bool = False
-    last_sent: float = 0.0
-    who: dict[str, ev.WhoInfo] = field(default_factory=dict)
-    saved_on_server: dict[str, ev.SavedMatch] = field(default_factory=dict)
-    bye_sent: bool = False
-
-
-def render_mat(tracker: MatchTracker) -> str | None:
-    """The .mat text of a tracker's record (None: no game was seen from its start)."""
-    record = tracker.record()
-    if record is None or not record.games:
-        return None
-    return write_mat(record)
-
-
-def archive_stored(archive: Archive, stored: StoredMatch, log: Any = None) -> str:
-    """Write ``stored`` to the archive (exactly once per match key); returns the file name ("" if none)."""
-    tracker = MatchTracker.restore(stored.snapshot)
-    text = render_mat(tracker)
-    if text is None:
-        if log is not None:
-            log.warning("no record to archive", match=stored.key)
-        return ""
-    started = tracker.started
-    name = archive_name(started, stored.server, tracker.names[0], tracker.names[1], tracker.length)
-    path = archive.store_text(stored.key, name, text)
-    return path.name if path is not None else archive.keys().get(stored.key, name)
-
-
-def recover_unarchived(store: StateStore, archive: Archive, log: Any = None) -> int:
-    """Archive the matches that ended before a crash let them reach the archive; returns how many."""
-    count = 0
-    for stored in store.finished_unarchived():
-        try:
-            name = archive_stored(archive, stored, log)
-        except (TrackerError, EngineError, OSError) as exc:  # kept FINISHED: tried again at the next start
-            if log is not None:
-                log.error("cannot archive a finished match", match=stored.key, error=str(exc))
-            continue
-        store.set_status(stored.key, MatchStatus.ARCHIVED, name)
-        count += 1
-    return count
 
 
 class FibsBot:
@@ -223,7 +124,7 @@ class FibsBot:
         self.logged_in = False
         self.sessions = 0
         self.matches_finished = 0
-        self._session: _Session | None = None
+        self._session: Session | None = None
         self._draining = False
         self._drain_deadline: float | None = None
         self._stopped = asyncio.Event()
@@ -235,7 +136,7 @@ class FibsBot:
         self._progress_at = 0.0
         self._joined_after_game = False
         self._idle_warned = False
-        self._invites: dict[str, _PendingInvite] = {}
+        self._invites: dict[str, PendingInvite] = {}
         self._last_invite: str | None = None
         self._resume_pause: dict[str, float] = {}  # opponent -> no resume invitation before this time
         self._players: dict[str, Player] = {}
@@ -324,7 +225,7 @@ class FibsBot:
             )
         self.connected = True
         self.sessions += 1
-        session = _Session(FibsClientProtocol(), writer, asyncio.Queue(), self.clock())
+        session = Session(FibsClientProtocol(), writer, asyncio.Queue(), self.clock())
         self._session = session
         self.log.info("connected", host=self.endpoint.host, port=self.endpoint.port)
         reader_task = asyncio.create_task(self._read(reader, session))
@@ -337,7 +238,7 @@ class FibsBot:
             # asyncio.wait neither raises the reader's end nor swallows a cancellation of this task
             await asyncio.wait([reader_task])
 
-    async def _read(self, reader: Any, session: _Session) -> None:
+    async def _read(self, reader: Any, session: Session) -> None:
         try:
             while True:
                 data = await reader.read(65536)
@@ -352,7 +253,7 @@ class FibsBot:
         finally:
             session.queue.put_nowait(_EOF)
 
-    async def _serve(self, session: _Session) -> None:
+    async def _serve(self, session: Session) -> None:
         d = self.config.daemon
         while True:
             if session.logged_in_at is None and self.clock() - session.connected_at > d.login_timeout:
@@ -379,7 +280,7 @@ class FibsBot:
                     await self._wait_for_close(session, 2.0)
                     return
 
-    async def _wait_for_close(self, session: _Session, timeout: float) -> None:
+    async def _wait_for_close(self, session: Session, timeout: float) -> None:
         """After ``bye``: let the server read it and close the connection (or give up after ``timeout``)."""
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
@@ -394,7 +295,7 @@ class FibsBot:
 
     # -- sending --------------------------------------------------------------------------------------------
 
-    async def _send(self, session: _Session, data: bytes, what: str | None = None) -> None:
+    async def _send(self, session: Session, data: bytes, what: str | None = None) -> None:
         if not data:
             return
         spacing = self.config.daemon.command_spacing
@@ -410,13 +311,13 @@ class FibsBot:
             with contextlib.suppress(ConnectionError):
                 await drain()
 
-    async def _command(self, session: _Session, data: bytes) -> None:
+    async def _command(self, session: Session, data: bytes) -> None:
         """Send a command that carries no secret: it is logged as sent."""
         await self._send(session, data, data.decode("utf-8", "replace").strip())
 
     # -- events ---------------------------------------------------------------------------------------------
 
-    async def _handle(self, session: _Session, event: ev.FibsEvent) -> None:
+    async def _handle(self, session: Session, event: ev.FibsEvent) -> None:
         p = session.protocol
         if isinstance(event, ev.LoginPrompt | ev.Prompt | ev.LoginFailed):
             if session.logged_in_at is not None:
@@ -492,7 +393,7 @@ class FibsBot:
             return
         await self._on_match_event(session, event)
 
-    async def _set_up(self, session: _Session, info: ev.OwnInfo) -> None:
+    async def _set_up(self, session: Session, info: ev.OwnInfo) -> None:
         """Toggles from CLIP 2 made what the bot needs, sending only those that differ."""
         p = session.protocol
         await self._command(session, p.set_variable("boardstyle", 3))
@@ -507,11 +408,11 @@ class FibsBot:
 
     # -- invitations ------------------------------------------------------------------------------------------
 
-    def _on_invitation_line(self, session: _Session, event: ev.FibsEvent) -> None:
+    def _on_invitation_line(self, session: Session, event: ev.FibsEvent) -> None:
         now = self.clock()
         if isinstance(event, ev.Invitation):
             invite = Invite(event.inviter, event.length, event.unlimited, event.resume)
-            self._invites[event.inviter] = _PendingInvite(invite, now, now)
+            self._invites[event.inviter] = PendingInvite(invite, now, now)
             self._last_invite = event.inviter
             self._spawn_command(session, session.protocol.show_savedcount(event.inviter))
         elif isinstance(event, ev.JoinHint):
@@ -534,7 +435,7 @@ class FibsBot:
             if pending is not None:
                 pending.saved_count = event.count
 
-    async def _decide_invitations(self, session: _Session) -> None:
+    async def _decide_invitations(self, session: Session) -> None:
         now = self.clock()
         p = session.protocol
         for name, pending in list(self._invites.items()):
@@ -569,11 +470,11 @@ class FibsBot:
                     await self._command(session, p.unwatch())
                 await self._command(session, p.join(name))
 
-    async def _decline(self, session: _Session, name: str, text: str) -> None:
+    async def _decline(self, session: Session, name: str, text: str) -> None:
         with contextlib.suppress(FibsCommandError):
             await self._command(session, session.protocol.tell(name, text))
 
-    async def _invite_saved(self, session: _Session) -> None:
+    async def _invite_saved(self, session: Session) -> None:
         """Resume saved matches by inviting opponents who are online and free (one invitation at a time)."""
         if self.active_match or self._draining or self._invites:
             return
@@ -628,7 +529,7 @@ class FibsBot:
         self._acted = None
         structlog.contextvars.unbind_contextvars("match", "opponent")
 
-    async def _on_match_joined(self, session: _Session, event: ev.MatchJoined) -> None:
+    async def _on_match_joined(self, session: Session, event: ev.MatchJoined) -> None:
         old = self._stored_tracker(event.opponent)
         if old is not None:
             # Joining a new match discards the saved one on FIBS: keep what we have of it.
@@ -644,7 +545,7 @@ class FibsBot:
             with contextlib.suppress(FibsCommandError):
                 await self._command(session, session.protocol.kibitz(text))
 
-    async def _on_match_resumed(self, session: _Session, event: ev.MatchResumed) -> None:
+    async def _on_match_resumed(self, session: Session, event: ev.MatchResumed) -> None:
         tracker = self._stored_tracker(event.opponent)
         if tracker is None:
             self._end()  # the first board tells what match this is
@@ -668,7 +569,7 @@ class FibsBot:
         self._begin(tracker)
         return tracker
 
-    async def _on_match_event(self, session: _Session, event: ev.FibsEvent) -> None:
+    async def _on_match_event(self, session: Session, event: ev.FibsEvent) -> None:
         if isinstance(event, ev.Board):
             board = event.board
             if board.watching:
@@ -680,7 +581,7 @@ class FibsBot:
             self._progress_at = self.clock()
         else:
             tracker = self._match
-            names = _event_names(event)
+            names = event_names(event)
             if tracker is None or (names and not ({ev.YOU, *tracker.names} & names)):
                 await self._on_watched_event(session, event)
                 return
@@ -693,7 +594,7 @@ class FibsBot:
         await self._after_feed(session, tracker, notes, before)
 
     async def _after_feed(
-        self, session: _Session, tracker: MatchTracker, notes: list[Note], before: int
+        self, session: Session, tracker: MatchTracker, notes: list[Note], before: int
     ) -> None:
         if tracker.version != before:
             self._progress_at = self.clock()
@@ -728,7 +629,7 @@ class FibsBot:
             )
         )
 
-    async def _finish(self, session: _Session, tracker: MatchTracker) -> None:
+    async def _finish(self, session: Session, tracker: MatchTracker) -> None:
         state = tracker.state
         score = list(state.score) if state is not None else None
         self.log.info("match over", score=score, complete_record=not tracker.record_note)
@@ -764,7 +665,7 @@ class FibsBot:
         self.store.set_status(tracker.key, final, name)
         self.log.info("archived", file=name or None, complete=not tracker.record_note)
 
-    async def _on_saved(self, session: _Session, event: ev.GameSaved | ev.PlayerLeftGame) -> None:
+    async def _on_saved(self, session: Session, event: ev.GameSaved | ev.PlayerLeftGame) -> None:
         m = self._match
         if isinstance(event, ev.PlayerLeftGame):
             if self._watch is not None and event.player in self._watch.names:
@@ -778,7 +679,7 @@ class FibsBot:
         self._persist(m)
         self._end()
 
-    async def _on_notice(self, session: _Session, event: ev.ServerNotice) -> None:
+    async def _on_notice(self, session: Session, event: ev.ServerNotice) -> None:
         text = event.text
         if text.startswith("There's no saved match with "):
             name = text[len("There's no saved match with ") :].split(".")[0].strip()
@@ -789,7 +690,7 @@ class FibsBot:
             self._resume_pause[name] = self.clock() + RESUME_RETRY
             return
         if self._match is not None and text.startswith(_ERROR_PREFIXES):
-            # The board the bot asks for shows whether its last action was taken (bot/fibs_match.py).
+            # The board the bot asks for shows whether its last action was taken (bot/fibs/match.py).
             self.log.warning("server error", text=text)
             await self._request_board(session)
 
@@ -806,7 +707,7 @@ class FibsBot:
         else:
             await self._close_match(tracker, MatchStatus.ABANDONED, "the server no longer knows this match")
 
-    async def _request_board(self, session: _Session) -> None:
+    async def _request_board(self, session: Session) -> None:
         if self._match is not None:
             self._match.board_requested()
         self._acted = None
@@ -830,7 +731,7 @@ class FibsBot:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, fn, *args)
 
-    async def _maybe_act(self, session: _Session) -> None:
+    async def _maybe_act(self, session: Session) -> None:
         m = self._match
         if m is None or not m.due():
             return
@@ -840,7 +741,7 @@ class FibsBot:
         state = m.state
         assert state is not None
         try:
-            action: Action | None = await self._run_engine(_decide, self._player_for(m.names[1]), state)
+            action: Action | None = await self._run_engine(decide, self._player_for(m.names[1]), state)
         except EngineError as exc:
             self.log.error("the engine failed", error=str(exc), state=state.gnubg_id)
             self._acted = mark
@@ -851,7 +752,7 @@ class FibsBot:
         await self._perform(session, m, state, action)
 
     async def _perform(
-        self, session: _Session, m: MatchTracker, state: MatchState, action: Action | None
+        self, session: Session, m: MatchTracker, state: MatchState, action: Action | None
     ) -> None:
         p = session.protocol
         if action is None:
@@ -876,7 +777,7 @@ class FibsBot:
 
     # -- timers ---------------------------------------------------------------------------------------------
 
-    async def _timers(self, session: _Session) -> None:
+    async def _timers(self, session: Session) -> None:
         now = self.clock()
         d = self.config.daemon
         p = session.protocol
@@ -903,7 +804,7 @@ class FibsBot:
         if now - session.last_sent > d.keepalive:
             await self._command(session, p.show_saved())
 
-    async def _idle_opponent(self, session: _Session, m: MatchTracker, idle: float) -> None:
+    async def _idle_opponent(self, session: Session, m: MatchTracker, idle: float) -> None:
         policy = self.config.policy
         opponent = m.names[1]
         if idle > policy.idle_leave:
@@ -921,7 +822,7 @@ class FibsBot:
             with contextlib.suppress(FibsCommandError):
                 await self._command(session, session.protocol.kibitz(f"Are you there, {opponent}?"))
 
-    async def _drained(self, session: _Session) -> bool:
+    async def _drained(self, session: Session) -> bool:
         """During a drain: once no match runs (or the grace is over, the match saved by ``leave``), log out."""
         p = session.protocol
         if session.set_up and p.toggles.get("ready"):
@@ -944,7 +845,7 @@ class FibsBot:
 
     # -- watching and kibitzing -----------------------------------------------------------------------------
 
-    async def _watch_by_config(self, session: _Session) -> None:
+    async def _watch_by_config(self, session: Session) -> None:
         wanted = self.config.kibitz.watch
         now = self.clock()
         if not wanted or self._watching or now - self._watch_asked_at < WATCH_RETRY:
@@ -956,7 +857,7 @@ class FibsBot:
                 await self._command(session, session.protocol.watch(name))
                 return
 
-    async def _on_watched_event(self, session: _Session, event: ev.FibsEvent) -> None:
+    async def _on_watched_event(self, session: Session, event: ev.FibsEvent) -> None:
         watched = self._watching
         if watched is None:
             return
@@ -981,7 +882,7 @@ class FibsBot:
         w = self._watch
         if w is None:
             return
-        names = _event_names(event)
+        names = event_names(event)
         if names and not (set(w.names) & names):
             return
         notes = w.feed(event)
@@ -1003,7 +904,7 @@ class FibsBot:
                         self.log.error("archiving a watched match failed", error=str(exc))
             self._watch = None
 
-    def _comment(self, session: _Session, tracker: MatchTracker, note: MoveMade | CubeMade) -> None:
+    def _comment(self, session: Session, tracker: MatchTracker, note: MoveMade | CubeMade) -> None:
         """Analyse a play or cube action in the background; kibitz the verdict if it is a clear error."""
         k = self.config.kibitz
         if not k.enabled or not self.limiter.ready():
@@ -1031,18 +932,18 @@ class FibsBot:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def _spawn_command(self, session: _Session, data: bytes) -> None:
+    def _spawn_command(self, session: Session, data: bytes) -> None:
         self._spawn(self._command(session, data))
 
     # -- tell commands ----------------------------------------------------------------------------------------
 
-    async def _on_tell(self, session: _Session, event: ev.Says) -> None:
+    async def _on_tell(self, session: Session, event: ev.Says) -> None:
         try:
             await self._answer_tell(session, event)
         except FibsCommandError as exc:  # a name or text that cannot be sent back
             self.log.info("tell not answered", sender=event.sender, error=str(exc))
 
-    async def _answer_tell(self, session: _Session, event: ev.Says) -> None:
+    async def _answer_tell(self, session: Session, event: ev.Says) -> None:
         sender = event.sender
         words = event.message.split()
         command = words[0].lower() if words else ""
@@ -1087,36 +988,3 @@ class FibsBot:
             return await self._run_engine(evaluation_text, self.analyser, state)
         except EngineError as exc:
             return f"eval: {exc}"
-
-
-def _decide(player: Player, state: MatchState) -> Action | None:
-    """The bot's one action for ``state`` (it is player 0 and must act; None: roll), through the Player's
-    parts, so that a resignation the opponent declined is not offered again in the same turn."""
-    if state.resigned:
-        kind = ActionKind.ACCEPT if player.accepts_resignation(state) else ActionKind.REJECT
-        return Action(0, kind)
-    if state.doubled:
-        answer = player.answer_double(state)
-        return Action(0, ActionKind.DROP if answer == PlayerAction.DROP else ActionKind.TAKE)
-    if not state.dice[0]:
-        offer = player.resignation(state)
-        if offer and offer > state.resignation_declined:
-            return Action(0, ActionKind.RESIGN, level=offer)
-        if player.wants_to_double(state):
-            return Action(0, ActionKind.DOUBLE)
-        return None
-    plays = state.legal_plays()
-    if len(plays) == 1:
-        return Action(0, ActionKind.MOVE, dice=state.dice, move=plays[0].move)
-    ranked = player.choose_move(state)
-    return Action(0, ActionKind.MOVE, dice=state.dice, move=ranked.play.move)
-
-
-def _event_names(event: ev.FibsEvent) -> set[str]:
-    """The player names an in-game event line mentions (to route it to the played or the watched match)."""
-    names = set()
-    for attr in ("player", "winner", "opponent", "first", "second"):
-        value = getattr(event, attr, None)
-        if isinstance(value, str):
-            names.add(value)
-    return names
