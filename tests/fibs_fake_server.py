@@ -9,6 +9,10 @@ every finished match is kept as the server's own record (``finished``) to compar
 Faults on demand: ``disconnect(name)`` drops a client (its match is saved, as FIBS does), ``drop_after_moves``
 drops the client after its n-th move, ``board_on_resume=False`` leaves out the board after a resume (FIBS
 "does not always send" one), ``glitch_lines`` are sent to a client at its first turn (malformed boards).
+``baldlies=True`` copies the BaldLies clone where it differs from FIBS (read from its transcripts and code): no
+``board`` command (its alias ``b`` works), the echo of a tell (CLIP 16) without a line end, no "roll or
+double" prompt and no automatic roll in the Crawford game, a resume invitation without the saved-match
+warning, and a board to the watchers after the last move of a game.
 Not a FIBS server: no ratings, no registration, one saved match per pair, robots answer at once.
 """
 
@@ -103,6 +107,7 @@ class Client:
             self.writer.write(line.encode() + b"\r\n")
 
     def prompt(self, text: str) -> None:
+        """Text without a line end (a prompt, or BaldLies's echo of a tell)."""
         if not self.writer.is_closing():
             self.writer.write(text.encode())
 
@@ -116,6 +121,7 @@ class FakeFibsServer:
         seed: int = 1,
         pace: float = 0.0,
         board_on_resume: bool = True,
+        baldlies: bool = False,
     ) -> None:
         self.accounts = dict(accounts)
         self.toggles: dict[str, dict[str, bool]] = {name: dict(DEFAULT_TOGGLES) for name in accounts}
@@ -126,6 +132,7 @@ class FakeFibsServer:
         }
         self.pace = pace
         self.board_on_resume = board_on_resume
+        self.baldlies = baldlies
         self.clients: dict[str, Client] = {}
         self.tables: list[Table] = []
         self.saved: dict[frozenset[str], Table] = {}
@@ -400,6 +407,8 @@ class FakeFibsServer:
             glitches = self.glitch_lines.pop(actor, None)
             for line in glitches or ():
                 self._say(actor, line)
+            if self.baldlies and s.crawford:
+                return  # BaldLies neither prompts nor rolls in the Crawford game: the client rolls
             if s.may_double(s.turn) and self.toggles[actor]["double"]:
                 self._say(actor, "It's your turn. Please roll or double.")
             else:
@@ -439,6 +448,9 @@ class FakeFibsServer:
         self._say(other, f"{name} moves {text} .")
         self._to_watchers(table, f"{name} moves {text} .")
         if table.state.game_state != GameState.PLAYING:
+            if self.baldlies:  # BaldLies shows the last position to the watchers before the result
+                for w in table.watchers:
+                    self._say(w, self._board(table, w, table.names[0]))
             self._game_over(table)
         else:
             self._boards(table)
@@ -605,7 +617,7 @@ class FakeFibsServer:
                     self.invites[(robot.name, name)] = robot.script.invite
                     client.send(f"{robot.name} wants to play a {robot.script.invite} point match with you.")
                 client.send(f"Type 'join {robot.name}' to accept.")
-                if frozenset((robot.name, name)) in self.saved:
+                if frozenset((robot.name, name)) in self.saved and not self.baldlies:
                     saved = self.saved[frozenset((robot.name, name))]
                     client.send(
                         f"WARNING: Don't accept if you want to continue the saved {saved.length} point match!"
@@ -673,6 +685,8 @@ class FakeFibsServer:
         handler = getattr(self, f"_cmd_{word}", None)
         if word in ("m",):
             handler = self._cmd_move
+        if self.baldlies and word in ("board", "b"):
+            handler = self._cmd_board if word == "b" else None  # BaldLies knows only the alias
         if handler is None:
             client.send(f"** Unknown command: '{word}'")
             return
@@ -907,7 +921,10 @@ class FakeFibsServer:
             return
         self.tells.append((name, other, message))
         self._say(other, f"12 {name} {message}")
-        client.send(f"16 {other} {message}")
+        if self.baldlies:
+            client.prompt(f"16 {other} {message}")  # no line end: the next line sticks to it
+        else:
+            client.send(f"16 {other} {message}")
 
     def _cmd_watch(self, client: Client, name: str, rest: str, table: Table | None) -> None:
         other = rest.split()[0] if rest else ""

@@ -503,8 +503,18 @@ def test_tracker_snapshot_errors_are_typed() -> None:
 def test_backoff_grows_with_jitter_up_to_the_cap_and_resets() -> None:
     b = Backoff(1.0, 10.0, random.Random(1))
     delays = [b.next() for _ in range(10)]
-    ceilings = [min(10.0, 1.618**n) for n in range(10)]
-    assert all(c / 2 <= d <= c for d, c in zip(delays, ceilings, strict=True))
+    floors = [min(10.0, 1.618**n) for n in range(10)]
+    assert all(f <= d <= min(10.0, f * 1.618) for d, f in zip(delays, floors, strict=True))
     assert max(delays) <= 10.0 and delays[-1] >= 5.0
+    assert len(set(delays[:5])) == 5  # jittered
     b.reset()
-    assert b.next() <= 1.0
+    assert 1.0 <= b.next() <= 1.618
+
+
+def test_the_first_reconnect_delay_is_never_below_reconnect_initial() -> None:
+    # issue 15 item 11: the jitter drew the first delay from [initial / 2, initial]
+    firsts = []
+    for seed in range(200):
+        b = Backoff(3.0, 90.0, random.Random(seed))
+        firsts.append(b.next())
+    assert min(firsts) >= 3.0 and max(firsts) <= 3.0 * 1.618

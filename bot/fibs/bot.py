@@ -34,6 +34,7 @@ from bot import logs
 from bot.archive import Archive
 from bot.config import Config, ConfigError
 from bot.fibs.archiving import archive_stored
+from bot.fibs.bridge import INITIAL
 from bot.fibs.match import CubeMade, Desync, MatchTracker, MoveMade, Note, OwnRefused, TrackerError
 from bot.fibs.session import (
     Backoff,
@@ -55,7 +56,8 @@ from engine.match import MatchState
 from engine.player import Player
 from engine.record import Action, ActionKind
 from protocols.fibs import events as ev
-from protocols.fibs.client import FibsClientProtocol, FibsCommandError
+from protocols.fibs.board import FibsBoard
+from protocols.fibs.client import BOARD_COMMANDS, FibsClientProtocol, FibsCommandError
 
 # Toggles the bot needs (reference section 1.5): boards after every move and roll, no automatic doubles,
 # moves or bear-offs (every move is the bot's own), the Crawford rule, the roll-or-double question.
@@ -131,6 +133,7 @@ class FibsBot:
         self._match: MatchTracker | None = None
         self._watch: MatchTracker | None = None
         self._watching: str | None = None
+        self._watch_over: tuple[str, str] | None = None  # the players of the last watched match that ended
         self._watch_asked_at = -1e9
         self._acted: tuple[str, int] | None = None
         self._progress_at = 0.0
@@ -341,6 +344,10 @@ class FibsBot:
             return
         if isinstance(event, ev.PlayerLoggedOut):
             session.who.pop(event.name, None)
+            if event.name == self._watching:  # not every server says "You're not watching anymore"
+                self.log.info("the watched player logged out", player=event.name)
+                self._watching = None
+                self._watch = None
             return
         if isinstance(event, ev.SavedMatch):
             session.saved_on_server[event.opponent] = event
@@ -383,6 +390,9 @@ class FibsBot:
             if m is not None and not m.finished and not self._joined_after_game:
                 self._joined_after_game = True
                 await self._command(session, p.join())
+            return
+        if isinstance(event, ev.UnknownCommand):
+            await self._on_unknown_command(session, event)
             return
         if isinstance(event, ev.Unknown):
             if event.reason:
@@ -462,12 +472,15 @@ class FibsBot:
             self.log.info("invitation", inviter=name, accept=verdict.accept, reason=verdict.reason)
             if not verdict.accept:
                 await self._decline(session, name, f"Sorry, {verdict.reason}.")
-            elif verdict.resume:
+            elif verdict.resume and not pending.invite.resume:
+                # A new match offered while a saved one exists: joining would discard the saved match (FIBS
+                # warns; BaldLies deletes it silently), so the bot invites to resume it instead.
+                await self._stop_watching(session)
                 await self._command(session, p.invite(name))
                 self._resume_pause[name] = now + RESUME_RETRY
             else:
-                if self._watching:
-                    await self._command(session, p.unwatch())
+                # A new match, or an invitation to resume: the inviter waits for the join.
+                await self._stop_watching(session)
                 await self._command(session, p.join(name))
 
     async def _decline(self, session: Session, name: str, text: str) -> None:
@@ -487,8 +500,18 @@ class FibsBot:
                 continue
             self._resume_pause[name] = now + RESUME_RETRY
             self.log.info("inviting to resume", opponent=name)
+            await self._stop_watching(session)
             await self._command(session, session.protocol.invite(name))
             return
+
+    async def _stop_watching(self, session: Session) -> None:
+        """Watch and play never at once: ``unwatch`` before a match can begin (or when one began)."""
+        if self._watching is None and self._watch is None:
+            return
+        self.log.info("stopped watching to play", player=self._watching)
+        self._watching = None
+        self._watch = None
+        await self._command(session, session.protocol.unwatch())
 
     # -- the match ------------------------------------------------------------------------------------------
 
@@ -535,6 +558,7 @@ class FibsBot:
             # Joining a new match discards the saved one on FIBS: keep what we have of it.
             self.log.warning("a new match replaces a saved one", old=old.key)
             await self._close_match(old, MatchStatus.ABANDONED, "the server replaced it by a new match")
+        await self._stop_watching(session)
         length = 0 if event.unlimited or event.length is None else event.length
         tracker = self._new_tracker(event.opponent, length)
         self._begin(tracker)
@@ -546,6 +570,7 @@ class FibsBot:
                 await self._command(session, session.protocol.kibitz(text))
 
     async def _on_match_resumed(self, session: Session, event: ev.MatchResumed) -> None:
+        await self._stop_watching(session)
         tracker = self._stored_tracker(event.opponent)
         if tracker is None:
             self._end()  # the first board tells what match this is
@@ -708,10 +733,24 @@ class FibsBot:
             await self._close_match(tracker, MatchStatus.ABANDONED, "the server no longer knows this match")
 
     async def _request_board(self, session: Session) -> None:
+        """Ask for the board; on a server without one, the bot decides again from its own view (a roll or move
+        it sent again is refused harmlessly) and the next board the server sends corrects it."""
         if self._match is not None:
             self._match.board_requested()
         self._acted = None
-        await self._command(session, session.protocol.board())
+        if session.board_command is not None:
+            await self._command(session, session.protocol.board(session.board_command))
+
+    async def _on_unknown_command(self, session: Session, event: ev.UnknownCommand) -> None:
+        """Learn that the server lacks the board command in use: take the next one (``b``), or none."""
+        used = session.board_command
+        if used is None or event.command.strip().lower() != used:
+            return
+        following = BOARD_COMMANDS.index(used) + 1
+        session.board_command = BOARD_COMMANDS[following] if following < len(BOARD_COMMANDS) else None
+        self.log.info("the server has no board command", command=used, instead=session.board_command)
+        if self._match is not None and not self._match.finished:
+            await self._request_board(session)
 
     # -- acting ---------------------------------------------------------------------------------------------
 
@@ -861,12 +900,18 @@ class FibsBot:
         watched = self._watching
         if watched is None:
             return
+        if isinstance(event, ev.MatchStartReport | ev.MatchResumeReport) and watched in event_names(event):
+            self._watch_over = None  # a new match of the pair: its first board begins a new record
         if isinstance(event, ev.Board):
             board = event.board
             if board.player != watched:
                 return
             w = self._watch
             if w is None or w.names[1] != board.opponent or w.finished:
+                if _shows_match_over(board) or (
+                    self._watch_over == (watched, board.opponent) and not _shows_match_start(board)
+                ):
+                    return  # the last board of a watched match that is over starts no other one
                 now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
                 length = 0 if board.unlimited else board.match_length
                 w = MatchTracker(
@@ -893,6 +938,7 @@ class FibsBot:
                 self.log.debug("watched match view corrected", reason=note.reason)
         if w.finished:
             self.log.info("watched match over", players=list(w.names))
+            self._watch_over = w.names
             if self.config.kibitz.archive_watched and self.archive is not None:
                 self._persist(w, MatchStatus.FINISHED)
                 stored = self.store.get(w.key)
@@ -900,6 +946,8 @@ class FibsBot:
                     try:
                         name = archive_stored(self.archive, stored, self.log)
                         self.store.set_status(w.key, MatchStatus.ARCHIVED, name)
+                        if name:
+                            self.log.info("watched match archived", file=name, complete=not w.record_note)
                     except (TrackerError, EngineError, OSError) as exc:
                         self.log.error("archiving a watched match failed", error=str(exc))
             self._watch = None
@@ -988,3 +1036,13 @@ class FibsBot:
             return await self._run_engine(evaluation_text, self.analyser, state)
         except EngineError as exc:
             return f"eval: {exc}"
+
+
+def _shows_match_over(board: FibsBoard) -> bool:
+    """Whether a board shows a match already won (a watcher gets one after the last move)."""
+    return not board.unlimited and max(board.player_score, board.opponent_score) >= board.match_length > 0
+
+
+def _shows_match_start(board: FibsBoard) -> bool:
+    """Whether a board shows the first game of a match (0-0, chequers still at the start)."""
+    return (board.player_score, board.opponent_score) == (0, 0) and board.position_on_roll() == INITIAL

@@ -15,7 +15,7 @@ from engine.player import Action as PlayerAction
 from engine.player import Player
 from engine.record import Action, ActionKind
 from protocols.fibs import events as ev
-from protocols.fibs.client import FibsClientProtocol
+from protocols.fibs.client import BOARD_COMMANDS, FibsClientProtocol
 
 BACKOFF_FACTOR = 1.618
 
@@ -37,8 +37,8 @@ class FibsEndpoint:
 
 
 class Backoff:
-    """Reconnect delays: ``initial`` growing by 1.618 per failure up to ``cap``, each drawn from its upper
-    half (jitter), back to ``initial`` after ``reset``."""
+    """Reconnect delays: ``initial`` growing by 1.618 per failure up to ``cap``, each drawn between that step
+    and the next (jitter, never below ``initial`` nor above ``cap``), back to ``initial`` after ``reset``."""
 
     def __init__(self, initial: float, cap: float, rng: random.Random | None = None) -> None:
         self.initial = initial
@@ -47,9 +47,9 @@ class Backoff:
         self.failures = 0
 
     def next(self) -> float:
-        ceiling = min(self.cap, self.initial * BACKOFF_FACTOR**self.failures)
+        floor = min(self.cap, self.initial * BACKOFF_FACTOR**self.failures)
         self.failures += 1
-        return self.rng.uniform(ceiling / 2, ceiling)
+        return self.rng.uniform(floor, min(self.cap, floor * BACKOFF_FACTOR))
 
     def reset(self) -> None:
         self.failures = 0
@@ -78,6 +78,7 @@ class Session:
     who: dict[str, ev.WhoInfo] = field(default_factory=dict)
     saved_on_server: dict[str, ev.SavedMatch] = field(default_factory=dict)
     bye_sent: bool = False
+    board_command: str | None = BOARD_COMMANDS[0]  # None: the server has no board on request
 
 
 def decide(player: Player, state: MatchState) -> Action | None:

@@ -25,6 +25,7 @@ from protocols.fibs import events as ev
 from protocols.fibs.lines import TOGGLE_NAMES, parse_line, split_glued
 
 CLIP_VERSION = 1008
+BOARD_COMMANDS = ("board", "b")  # tried in this order: a server that knows neither has no board on request
 MAX_LINE = 65536  # a partial line longer than this is read as a line: bounds the buffer
 
 IAC, SB, SE = 255, 250, 240
@@ -253,8 +254,11 @@ class FibsClientProtocol:
     def reject(self) -> bytes:
         return _line("reject")
 
-    def board(self) -> bytes:
-        return _line("board")
+    def board(self, command: str = "board") -> bytes:
+        """``board``, or its alias ``b`` (BaldLies answers ``board`` with "Unknown command" but knows ``b``)."""
+        if command not in BOARD_COMMANDS:
+            raise FibsCommandError(f"{command!r} is not a board command ({', '.join(BOARD_COMMANDS)})")
+        return _line(command)
 
     def leave(self) -> bytes:
         return _line("leave")
