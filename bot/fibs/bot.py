@@ -348,6 +348,12 @@ class FibsBot:
                 self.log.info("the watched player logged out", player=event.name)
                 self._watching = None
                 self._watch = None
+            m = self._match
+            if m is not None and not m.finished and event.name == m.names[1]:
+                # FIBS also says "... The game was saved."; BaldLies sends only this CLIP 8 line
+                self.log.info("match saved by the server", reason="the opponent logged out", by=event.name)
+                self._persist(m)
+                self._end()
             return
         if isinstance(event, ev.SavedMatch):
             session.saved_on_server[event.opponent] = event
@@ -493,7 +499,8 @@ class FibsBot:
             return
         now = self.clock()
         stored = [m.opponent for m in self.store.active(self.endpoint.name, self.endpoint.user)]
-        online = [name for name, row in session.saved_on_server.items() if row.online]
+        # every row: FIBS marks an online opponent "**", BaldLies " *" (FIBS's "playing now"); who tells
+        online = list(session.saved_on_server)
         for name in dict.fromkeys([*stored, *online]):
             who = session.who.get(name)
             if who is None or who.opponent is not None or now < self._resume_pause.get(name, 0.0):
