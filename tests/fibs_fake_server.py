@@ -6,7 +6,7 @@ random legal moves from a seeded generator, doubles, takes, resigns and joins as
 The rules are the engine's ``MatchState``; boards are rendered by ``protocols.fibs.board.format_board``;
 every finished match is kept as the server's own record (``finished``) to compare with what the bot archived.
 
-Faults on demand: ``disconnect(name)`` drops a client (its match is saved, as FIBS does), ``drop_after_moves``
+Faults on demand: ``lose(user, line)`` drops the lines it returns True for, ``disconnect(name)`` drops a client (its match is saved, as FIBS does), ``drop_after_moves``
 drops the client after its n-th move, ``board_on_resume=False`` leaves out the board after a resume (FIBS
 "does not always send" one), ``glitch_lines`` are sent to a client at its first turn (malformed boards).
 ``baldlies=True`` copies the BaldLies clone where it differs from FIBS (read from its transcripts and code): no
@@ -59,7 +59,8 @@ class RobotScript:
     takes: bool = True
     resigns: dict[tuple[int, int], int] = field(default_factory=dict)  # (game, turn) -> level 1..3
     accepts_resignations: bool = True
-    joins_resume: bool = True
+    joins_resume: bool = True  # joins when the bot invites it to resume a saved match
+    invites_to_resume: bool = True  # invites to resume a saved match (False: waits for the bot's invitation)
     rematch: bool = False  # invite again once a match with it is over
     stalls: frozenset[tuple[int, int]] = frozenset()  # (game, turn) at which it stops acting (an idle player)
     rating: float = 1600.0
@@ -145,6 +146,7 @@ class FakeFibsServer:
         self.drop_after_moves: dict[str, int] = {}
         self.glitch_lines: dict[str, list[str]] = {}
         self.on_action: Callable[[FakeFibsServer, str, str], None] | None = None
+        self.lose: Callable[[str, str], bool] | None = None  # (user, line) -> True: the line never arrives
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.match_finished = asyncio.Event()
@@ -304,7 +306,7 @@ class FakeFibsServer:
 
     def _say(self, name: str, line: str) -> None:
         client = self.clients.get(name)
-        if client is not None:
+        if client is not None and not (self.lose is not None and self.lose(name, line)):
             client.send(line)
 
     def table_of(self, name: str) -> Table | None:
@@ -608,6 +610,8 @@ class FakeFibsServer:
                 if self.table_of(name) or not self.toggles[name]["ready"] or robot.invited == name:
                     continue
                 if any(w.watching == robot.name for w in [client]):
+                    continue
+                if frozenset((robot.name, name)) in self.saved and not robot.script.invites_to_resume:
                     continue
                 robot.invited = name
                 if frozenset((robot.name, name)) in self.saved:

@@ -167,8 +167,8 @@ async def test_whole_match_with_double_resignation_disconnect_resume_and_watcher
         assert '; [Site "fake"]' in text and '; [Player 1 "gammond"]' in text
         assert_same_match(read_mat(text), served)
         sent = h.sent()
-        assert "invite alice" in sent  # resumed by inviting ...
-        assert sent.count("join alice") == 1  # ... never by joining: the one join started the match
+        # alice invites again after the drop ("wants to resume"): the bot joins that, or invites her itself
+        assert sent.count("join alice") + sent.count("invite alice") >= 2
         assert (
             sum(1 for line in sent if line.startswith("toggle")) == 2
         )  # moreboards and ready, first login only
@@ -321,8 +321,24 @@ async def test_invitations_outside_policy_are_declined_with_the_reason(tmp_path:
         assert not any(line.startswith("join") for line in h.sent())
 
 
-async def test_an_invitation_to_resume_is_answered_by_inviting(tmp_path: Path) -> None:
-    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=3)}, seed=6)
+async def test_an_invitation_to_resume_is_joined_when_the_inviter_waits_for_the_join(tmp_path: Path) -> None:
+    # issue 15 item 3: the bot invited back and an inviter who waits for the join never got his match
+    alice = RobotScript(invite=3, joins_resume=False)
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=6)
+    server.drop_after_moves["gammond"] = 2
+    async with harness(server, tmp_path) as h:
+        h.start()
+        await until(lambda: server.logins >= 2)
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        sent = h.sent()
+        assert sent.count("join alice") == 2  # the match, then its resumption
+        await until(lambda: h.mat_files(), 5)
+        assert_same_match(read_mat(h.mat_files()[0].read_text()), server.finished[0])
+
+
+async def test_the_bot_invites_to_resume_when_the_opponent_waits(tmp_path: Path) -> None:
+    alice = RobotScript(invite=3, invites_to_resume=False)
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=6)
     server.drop_after_moves["gammond"] = 2
     async with harness(server, tmp_path) as h:
         h.start()
@@ -330,6 +346,36 @@ async def test_an_invitation_to_resume_is_answered_by_inviting(tmp_path: Path) -
         await asyncio.wait_for(server.match_finished.wait(), 20)
         sent = h.sent()
         assert sent.count("join alice") == 1 and "invite alice" in sent
+
+
+async def test_a_new_match_offered_over_a_saved_one_is_answered_by_inviting_to_resume(tmp_path: Path) -> None:
+    # FIBS: joining "alice wants to play a 3 point match" + "WARNING: Don't accept ..." discards the saved match
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=3)}, seed=6)
+    server.drop_after_moves["gammond"] = 2
+    original = server._robots_invite
+
+    def new_match_invitations() -> None:
+        for key in list(server.saved):
+            if "gammond" in key:
+                saved = server.saved[key]
+                server.robots["alice"].script.invite = None
+                server.clients["gammond"].send("alice wants to play a 3 point match with you.")
+                server.clients["gammond"].send("Type 'join alice' to accept.")
+                server.clients["gammond"].send(
+                    f"WARNING: Don't accept if you want to continue the saved {saved.length} point match!"
+                )
+                server.invites[("alice", "gammond")] = 3
+                return
+        original()
+
+    server._robots_invite = new_match_invitations  # type: ignore[method-assign]
+    async with harness(server, tmp_path) as h:
+        h.start()
+        await until(lambda: server.logins >= 2)
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        sent = h.sent()
+        assert sent.count("join alice") == 1 and "invite alice" in sent
+        assert len(server.finished) == 1 and server.finished[0].games  # the saved match, played to its end
 
 
 async def test_tell_commands(tmp_path: Path) -> None:
@@ -378,9 +424,9 @@ async def test_watches_by_config_whispers_verdicts_and_archives_the_watched_matc
         [mat] = h.mat_files()
         archived = read_mat(mat.read_text())
         served = server.finished[0]
-        # The bot began watching during the first game: its record starts with the next one.
+        # The bot began watching during a game (its record starts with the next one), or at its very start.
         assert archived.names == ("dave", "erin") and not archived.partial
-        assert 1 <= len(archived.games) < len(served.games)
+        assert 1 <= len(archived.games) <= len(served.games)
         assert actions(archived, False) == actions(served, False)[-len(archived.games) :]
         assert archived.final_score == served.final_score
 

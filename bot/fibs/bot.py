@@ -80,6 +80,7 @@ INVITE_PATIENCE = 3.0  # seconds to wait for ``show savedcount`` before deciding
 RESUME_RETRY = 60.0  # seconds between two resume invitations to the same player
 LEFT_PAUSE = 300.0  # GammonBot: no resume invitation for 5 minutes after the opponent left the game
 WATCH_RETRY = 30.0
+RESUME_WAIT = 10.0  # seconds after a resume invitation without starting to watch (the invitee may join)
 _ERROR_PREFIXES = (
     "You can't",
     "It's not your turn",
@@ -133,6 +134,7 @@ class FibsBot:
         self._match: MatchTracker | None = None
         self._watch: MatchTracker | None = None
         self._watching: str | None = None
+        self._resume_invited_at = -1e9  # when the bot last invited someone to resume a saved match
         self._watch_over: tuple[str, str] | None = None  # the players of the last watched match that ended
         self._watch_asked_at = -1e9
         self._acted: tuple[str, int] | None = None
@@ -379,6 +381,8 @@ class FibsBot:
         if isinstance(event, ev.Watching):
             self._watching = event.player
             self.log.info("watching", player=event.player)
+            if self.active_match:  # a watch asked for before the match began: play only
+                await self._stop_watching(session)
             return
         if isinstance(event, ev.StoppedWatching | ev.NothingToWatch):
             if self._watching == event.player or isinstance(event, ev.NothingToWatch):
@@ -506,6 +510,7 @@ class FibsBot:
             if who is None or who.opponent is not None or now < self._resume_pause.get(name, 0.0):
                 continue
             self._resume_pause[name] = now + RESUME_RETRY
+            self._resume_invited_at = now
             self.log.info("inviting to resume", opponent=name)
             await self._stop_watching(session)
             await self._command(session, session.protocol.invite(name))
@@ -807,7 +812,12 @@ class FibsBot:
         kind = action.kind
         if kind == ActionKind.MOVE and not action.move:
             return  # no legal play: the server passes by itself ("You can't move.")
-        m.act(action)
+        try:
+            m.act(action)
+        except EngineError as exc:  # a view the engine's rules refuse: ask the server rather than act
+            self.log.error("the bot's action does not apply", action=str(action), error=str(exc))
+            await self._request_board(session)
+            return
         self._persist(m)  # stored before acting
         if kind == ActionKind.MOVE:
             assert action.move is not None
@@ -846,7 +856,8 @@ class FibsBot:
                 await self._idle_opponent(session, m, idle)
         elif not self._draining:
             await self._invite_saved(session)
-            await self._watch_by_config(session)
+            if now - self._resume_invited_at > RESUME_WAIT:  # the invitee may join: watch later
+                await self._watch_by_config(session)
         if now - session.last_sent > d.keepalive:
             await self._command(session, p.show_saved())
 

@@ -413,6 +413,17 @@ class MatchTracker:
             notes.append(Desync(f"unreadable board: {exc}"))
             return
         state = self.state
+        if (
+            state is not None
+            and state.game_state == GameState.PLAYING
+            and state.crawford
+            and not target.crawford
+            and state.score == target.score
+        ):
+            # BaldLies may resume a Crawford game as a post-Crawford one: the server's rules hold
+            self._stop_record(f"the server does not play game {state.game_number or '?'} as the Crawford game")
+            self.state = state = state.replace(crawford=False)
+            self.version += 1
         if state is not None and state.game_state == GameState.PLAYING and same_state(state, target):
             self._confirm()
             return
@@ -455,6 +466,8 @@ class MatchTracker:
     def _crawford_guess(self, board: FibsBoard) -> bool:
         state = self.state
         if state is not None and state.score == (board.player_score, board.opponent_score):
+            if state.crawford and (board.did_crawford or board.cube > 1 or board.double_pending):
+                return False  # the server plays this game without the Crawford rule: follow it
             return state.crawford
         return board.crawford
 
