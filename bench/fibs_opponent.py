@@ -247,7 +247,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
             print(f"match {match + 1} finished after {time.monotonic() - t0:.0f} s", file=sys.stderr)
             if args.after_match_command:
                 await asyncio.sleep(2)
-                subprocess.run(args.after_match_command, shell=True, check=True)
+                subprocess.run(args.after_match_command, shell=True, check=False)
         await asyncio.sleep(3)  # the bot archives after the last line
     finally:
         daemon.send_signal(signal.SIGTERM)

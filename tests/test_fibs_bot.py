@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+import structlog
 
 from bot.archive import Archive
 from bot.config import Config, DaemonConfig, KibitzConfig, PolicyConfig
@@ -429,6 +430,124 @@ async def test_watches_by_config_whispers_verdicts_and_archives_the_watched_matc
         assert 1 <= len(archived.games) <= len(served.games)
         assert actions(archived, False) == actions(served, False)[-len(archived.games) :]
         assert archived.final_score == served.final_score
+
+
+async def test_watch_and_play_never_at_once(tmp_path: Path) -> None:
+    # issue 15 item 4: resuming a match did not stop the watching
+    alice = RobotScript(invite=3, invites_to_resume=False)
+    server = FakeFibsServer(
+        {"gammond": PASSWORD},
+        {"alice": alice, "dave": RobotScript(), "erin": RobotScript()},
+        seed=8,
+        pace=0.05,
+    )
+    server.drop_after_moves["gammond"] = 2
+    kibitz = KibitzConfig(watch=("dave",))
+    async with harness(server, tmp_path, kibitz=kibitz) as h:
+        server.start_match("dave", "erin", 25)
+        bot = h.start()
+        await until(lambda: server.logins >= 2)
+        await until(lambda: len(server.finished) >= 1 and server.finished[-1].names[0] == "alice", 30)
+        watching = False
+        for line in h.sent():
+            if line.startswith("watch "):
+                watching = True
+            elif line == "unwatch":
+                watching = False
+            elif line.startswith(("join alice", "invite alice")):
+                assert not watching, f"{line!r} sent while watching"
+        assert "watch dave" in h.sent()
+        assert bot.status()["watching"] in (None, "dave")
+
+
+async def test_a_finished_watched_match_is_over_once_and_its_archive_logged(tmp_path: Path) -> None:
+    # issue 15 item 5: BaldLies sends the watchers a board after the last move, which began a phantom match
+    server = FakeFibsServer(
+        {"gammond": PASSWORD},
+        {"dave": RobotScript(), "erin": RobotScript()},
+        seed=7,
+        pace=0.002,
+        baldlies=True,
+    )
+    kibitz = KibitzConfig(watch=("dave",), archive_watched=True)
+    with structlog.testing.capture_logs() as logs:
+        async with harness(server, tmp_path, kibitz=kibitz) as h:
+            server.start_match("dave", "erin", 3)
+            h.start()
+            await asyncio.wait_for(server.match_finished.wait(), 20)
+            await until(lambda: h.mat_files(), 5)
+            await asyncio.sleep(0.5)
+    events = [entry["event"] for entry in logs]
+    assert events.count("watched match over") == 1
+    assert events.count("watched match archived") == 1
+    assert "no record to archive" not in events
+    [archived] = [entry for entry in logs if entry["event"] == "watched match archived"]
+    assert archived["file"] == h.mat_files()[0].name
+
+
+async def test_a_watched_player_who_logs_out_is_no_longer_watched(tmp_path: Path) -> None:
+    # issue 15 item 11: /healthz (the bot's status) still reported watching a player who had logged out
+    server = FakeFibsServer(
+        {"gammond": PASSWORD},
+        {"dave": RobotScript(), "erin": RobotScript()},
+        seed=7,
+        pace=0.05,
+        baldlies=True,
+    )
+    async with harness(server, tmp_path, kibitz=KibitzConfig(watch=("dave",))) as h:
+        server.start_match("dave", "erin", 25)
+        bot = h.start()
+        await until(lambda: bot.status()["watching"] == "dave")
+        server._say("gammond", "8 dave dave drops connection.")  # all BaldLies tells a watcher
+        await until(lambda: bot.status()["watching"] is None, 5)
+
+
+async def test_a_whole_match_on_a_server_like_baldlies(tmp_path: Path) -> None:
+    # issue 15 items 6 and 7 and the Crawford game: BaldLies glues the next line to the echo of a tell, has no
+    # ``board`` command (only ``b``) and neither prompts nor rolls in the Crawford game
+    alice = RobotScript(invite=5, resigns={(g, 2): 1 for g in range(1, 20)})  # single games: 5 of them
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=12, baldlies=True)
+    lost: list[str] = []
+
+    def lose(user: str, line: str) -> bool:
+        # the bot's own roll and the board after it, once: it must find its dice without a "board" command
+        if user == "gammond" and not lost and re.match(r"You roll \d and \d", line):
+            lost.append(line)
+            return True
+        if user == "gammond" and len(lost) == 1 and line.startswith("board:"):
+            lost.append(line)
+            return True
+        return False
+
+    server.lose = lose
+    async with harness(server, tmp_path) as h:
+        h.start()
+
+        told: list[str] = []
+
+        async def tells() -> None:
+            while True:
+                await asyncio.sleep(0.02)
+                told.append("level")
+                server.robot_tell("alice", "gammond", "level")
+
+        teller = asyncio.create_task(tells())
+        try:
+            await asyncio.wait_for(server.match_finished.wait(), 30)
+        finally:
+            teller.cancel()
+        await until(lambda: h.mat_files(), 5)
+        served = server.finished[0]
+        assert_same_match(read_mat(h.mat_files()[0].read_text()), served)
+        assert len(lost) == 2
+        sent = h.sent()
+        assert "board" in sent and "b" in sent and sent.index("board") < sent.index("b")
+        assert sent.count("board") == 1  # learnt once per session
+        assert any(
+            g.score in ((4, 0), (0, 4), (4, 1), (1, 4), (4, 2), (2, 4), (4, 3), (3, 4)) for g in served.games
+        )
+        answered = sum(1 for _, to, _m in server.tells if to == "alice")
+        assert len(told) >= 20 and answered >= len(told) - 2  # every tell answered (the last on their way)
 
 
 # -- the tracker and the backoff (no sockets) -------------------------------------------------------------
