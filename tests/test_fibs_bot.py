@@ -433,31 +433,35 @@ async def test_watches_by_config_whispers_verdicts_and_archives_the_watched_matc
 
 
 async def test_watch_and_play_never_at_once(tmp_path: Path) -> None:
-    # issue 15 item 4: resuming a match did not stop the watching
-    alice = RobotScript(invite=3, invites_to_resume=False)
-    server = FakeFibsServer(
-        {"gammond": PASSWORD},
-        {"alice": alice, "dave": RobotScript(), "erin": RobotScript()},
-        seed=8,
-        pace=0.05,
-    )
+    # issue 15 item 4: a resumption did not stop the watching. The bot's match with alice is saved; while alice
+    # plays carol the bot watches dave; then alice invites it to resume.
+    alice = RobotScript(invite=3, rematch=True)
+    robots = {"alice": alice, "carol": RobotScript(), "dave": RobotScript(), "erin": RobotScript()}
+    server = FakeFibsServer({"gammond": PASSWORD}, robots, seed=8, pace=0.02)
     server.drop_after_moves["gammond"] = 2
-    kibitz = KibitzConfig(watch=("dave",))
-    async with harness(server, tmp_path, kibitz=kibitz) as h:
+    both: list[str] = []
+
+    def check(server: FakeFibsServer, name: str, line: str) -> None:
+        client = server.clients.get(name)
+        if name != "gammond" or client is None:
+            return
+        if line.startswith("watch ") and server.table_of(name) is not None:
+            both.append(f"{line!r} while playing")
+        if line.startswith(("join alice", "invite alice", "move", "roll")) and client.watching:
+            both.append(f"{line!r} while watching")
+
+    server.on_action = check
+    daemon = dataclasses.replace(config_for(tmp_path).daemon, reconnect_initial=0.5, reconnect_max=0.5)
+    async with harness(server, tmp_path, kibitz=KibitzConfig(watch=("dave",)), daemon=daemon) as h:
         server.start_match("dave", "erin", 25)
         bot = h.start()
+        await until(lambda: frozenset(("alice", "gammond")) in server.saved)
+        server.start_match("alice", "carol", 1)  # alice is busy when the bot comes back
         await until(lambda: server.logins >= 2)
-        await until(lambda: len(server.finished) >= 1 and server.finished[-1].names[0] == "alice", 30)
-        watching = False
-        for line in h.sent():
-            if line.startswith("watch "):
-                watching = True
-            elif line == "unwatch":
-                watching = False
-            elif line.startswith(("join alice", "invite alice")):
-                assert not watching, f"{line!r} sent while watching"
-        assert "watch dave" in h.sent()
-        assert bot.status()["watching"] in (None, "dave")
+        await until(lambda: bot.status()["watching"] == "dave", 10)
+        await until(lambda: any("gammond" in r.names for r in server.finished), 40)
+        assert both == []
+        assert any(r.names == ("alice", "carol") for r in server.finished)
 
 
 async def test_a_finished_watched_match_is_over_once_and_its_archive_logged(tmp_path: Path) -> None:

@@ -208,6 +208,7 @@ class FibsBot:
                     self._persist(self._match)  # the server saves a match when the connection goes
                     self._end()
                 self._watch = self._watching = None
+                self._watch_asked_at = -1e9  # watching ends with the connection: ask again at once
                 self._invites.clear()
             if self._draining:
                 break
@@ -492,6 +493,7 @@ class FibsBot:
                 # A new match, or an invitation to resume: the inviter waits for the join.
                 await self._stop_watching(session)
                 await self._command(session, p.join(name))
+                self._resume_pause[name] = now + RESUME_RETRY  # no invitation of ours crosses the join
 
     async def _decline(self, session: Session, name: str, text: str) -> None:
         with contextlib.suppress(FibsCommandError):
