@@ -7,7 +7,7 @@ embedded one, ...), with the opponent's and the bot's accounts registered.
         --bot-password pw-gammond --matches 10 --kills 2 --seed 1 --workdir var/peer
 
 Each match is a ``--length``-point match (5) the opponent invites to. The opponent plays random legal moves, sometimes
-doubles, takes a few doubles (so that matches last several games, Crawford included), accepts resignations, tells the bot ``help``/``level`` now and then, and after the bot came
+doubles, takes ``--take-rate`` of the bot's doubles (few: matches last several games, Crawford included), accepts resignations, tells the bot ``help``/``level`` now and then, and after the bot came
 back from a kill it either invites to resume (``invite gammond``) or waits for the bot's invitation and joins
 it (one or the other at random). The daemon is a real ``gammond run`` (no embedded server, one
 ``[servers.peer]`` entry), killed with SIGKILL at random moments of the match and restarted at once;
@@ -47,6 +47,7 @@ class Opponent:
     ) -> None:
         self.host, self.port, self.user, self.password, self.bot = host, port, user, password, bot
         self.length = length
+        self.take_rate = 0.0  # most doubles dropped: one point a game, the Crawford game reached
         self.rng = rng
         self.protocol = FibsClientProtocol()
         self.writer: asyncio.StreamWriter | None = None
@@ -115,8 +116,9 @@ class Opponent:
         elif isinstance(event, ev.MatchWon):
             self.playing = False
             self.finished += 1
+            self._invited_at = time.monotonic()  # the next invitation after the server's upkeep
         elif isinstance(event, ev.Doubles) and event.player != ev.YOU:
-            take = self.rng.random() < 0.3 and (self._last_board is None or self._last_board.cube < 4)
+            take = self.rng.random() < self.take_rate
             self.send(p.accept() if take else p.reject())
         elif isinstance(event, ev.ResignOffer) and event.player != ev.YOU:
             self.send(p.accept())
@@ -213,6 +215,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
     log = (workdir / "daemon.log").open("ab")
     daemon = _start_daemon(config, args.bot_password, log)
     opponent = Opponent(args.host, args.port, args.user, args.password, args.bot, rng, args.length)
+    opponent.take_rate = args.take_rate
     await opponent.connect()
     kills = restarts = 0
     started = time.monotonic()
@@ -246,7 +249,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
                         await opponent.connect()
             print(f"match {match + 1} finished after {time.monotonic() - t0:.0f} s", file=sys.stderr)
             if args.after_match_command:
-                await asyncio.sleep(2)
+                await asyncio.sleep(1)
                 subprocess.run(args.after_match_command, shell=True, check=False)
         await asyncio.sleep(3)  # the bot archives after the last line
     finally:
@@ -282,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bot-password", required=True)
     parser.add_argument("--matches", type=int, default=10)
     parser.add_argument("--length", type=int, default=5, help="match length the opponent invites to")
+    parser.add_argument("--take-rate", type=float, default=0.2, help="share of the bot's doubles taken")
     parser.add_argument("--kills", type=int, default=1, help="SIGKILLs of the daemon per match")
     parser.add_argument("--restart-command", default="", help="shell command run once (a server restart)")
     parser.add_argument("--restart-at", type=int, default=4, help="0-based match during which it runs")
