@@ -662,6 +662,25 @@ def test_own_action_is_undone_only_by_a_board_asked_for_after_it() -> None:
     assert record is not None and record.games[0].actions[0].move == play.move
 
 
+def test_a_dance_after_a_move_the_server_did_not_take_is_no_crash() -> None:
+    # issue 15 item 8: the bot moved with dice it did not have (its real roll, a dance, was lost); "You can't
+    # move." was taken as the echo of its move, and the opponent's dance that followed raised IllegalPlayError
+    # ("(no move) is not a legal play") in a position that never was, dropping the session.
+    tracker = _tracker(("me", "someplayer"), watching=False)
+    spec = parse_board(SPEC_BOARD)
+    tracker.feed(ev.Board(raw=SPEC_BOARD, board=spec))
+    before = tracker.state
+    assert before is not None and before.dice[0]
+    play = legal_plays(before.position, before.dice)[0]
+    tracker.act(Action(0, ActionKind.MOVE, dice=before.dice, move=play.move))
+    notes = tracker.feed(ev.CannotMove(raw="You can't move.", player=ev.YOU))
+    assert any(isinstance(n, OwnRefused) for n in notes) and not tracker.awaiting_echo
+    tracker.feed(ev.Rolls(raw="someplayer rolls 5 and 5.", player="someplayer", dice=(5, 5)))
+    tracker.feed(ev.CannotMove(raw="someplayer can't move.", player="someplayer"))  # raised before
+    record = tracker.record()
+    assert record is None or all(a.move != play.move for g in record.games for a in g.actions if a.player == 0)
+
+
 def test_tracker_snapshot_errors_are_typed() -> None:
     with pytest.raises(TrackerError, match="snapshot version"):
         MatchTracker.restore({"v": 99})

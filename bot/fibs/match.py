@@ -271,17 +271,11 @@ class MatchTracker:
                 and not state.resigned
             ):
                 self._confirm_by_other(p)
-                self._apply(Action(p, ActionKind.ROLL, dice=event.dice), notes)
+                self._try_apply(Action(p, ActionKind.ROLL, dice=event.dice), notes)
         elif isinstance(event, ev.Moves):
             self._on_moves(event, notes)
         elif isinstance(event, ev.CannotMove):
-            p = self.who(event.player)
-            if p is not None and p == state.on_roll and state.dice[0]:
-                if self._own is not None and self._own.action.kind == ActionKind.MOVE and p == 0:
-                    self._confirm()
-                else:
-                    self._confirm_by_other(p)
-                    self._apply(Action(p, ActionKind.MOVE, dice=state.dice, move=Move()), notes)
+            self._on_cannot_move(event, notes)
         elif isinstance(event, ev.Doubles):
             self._answer_or_echo(event.player, ActionKind.DOUBLE, notes)
         elif isinstance(event, ev.AcceptsDouble):
@@ -297,6 +291,21 @@ class MatchTracker:
         elif isinstance(event, ev.GameWon):
             self._on_game_won(event, notes)
         return notes
+
+    def _on_cannot_move(self, event: ev.CannotMove, notes: list[Note]) -> None:
+        p = self.who(event.player)
+        own = self._own
+        if p == 0 and not self.watching and own is not None and own.action.kind == ActionKind.MOVE:
+            # "You can't move." while the bot's move waits for its echo: the server did not take that move (the
+            # bot held dice it did not have). Confirming it made the next dance of the opponent an illegal
+            # play in a position that never was (IllegalPlayError, issue 15 item 8).
+            notes.extend(self.refused())
+        state = self.state
+        if p is None or state is None or p != state.on_roll or not state.dice[0]:
+            return  # the board that follows tells where the match is
+        self._confirm_by_other(p)
+        # a dance with dice that have a legal play means our view is off: a desync, never an exception
+        self._try_apply(Action(p, ActionKind.MOVE, dice=state.dice, move=Move()), notes)
 
     def _confirm_by_other(self, player: int) -> None:
         if player != 0 or self.watching:
