@@ -132,12 +132,14 @@ class Opponent:
 
     def _act(self, board: FibsBoard, key: str) -> None:
         p = self.protocol
-        if (
-            key == self._acted_on
-            or board.turn == 0
-            or board.double_pending
-            or board.on_roll is not Side.PLAYER
-        ):
+        if key == self._acted_on or board.turn == 0:
+            return
+        if board.double_pending:  # a double to answer (after a resume no "doubles" line repeats it)
+            if board.to_act is Side.PLAYER:
+                self._acted_on = key
+                self.send(p.accept() if self.rng.random() < self.take_rate else p.reject())
+            return
+        if board.on_roll is not Side.PLAYER:
             return
         self._acted_on = key
         dice = board.dice
