@@ -430,7 +430,9 @@ class MatchTracker:
             and state.score == target.score
         ):
             # BaldLies may resume a Crawford game as a post-Crawford one: the server's rules hold
-            self._stop_record(f"the server does not play game {state.game_number or '?'} as the Crawford game")
+            self._stop_record(
+                f"the server does not play game {state.game_number or '?'} as the Crawford game"
+            )
             self.state = state = state.replace(crawford=False)
             self.version += 1
         if state is not None and state.game_state == GameState.PLAYING and same_state(state, target):
