@@ -55,6 +55,7 @@ class Opponent:
         self.finished = 0  # matches that ended on the server (a "wins the 3 point match" line)
         self.tells_sent = 0
         self.tells_answered = 0
+        self.tells_undelivered = 0
         self.resumes_by_invite = 0
         self.resumes_by_join = 0
         self.bot_online = False
@@ -99,6 +100,10 @@ class Opponent:
                 self.mode = self.rng.choice(("invite", "wait"))
         elif isinstance(event, ev.Says) and event.sender == self.bot:
             self.tells_answered += 1
+        elif isinstance(event, ev.ServerNotice) and event.text.startswith(
+            f"There is no one called {self.bot}"
+        ):
+            self.tells_undelivered += 1  # told while the bot was down
         elif isinstance(event, ev.Invitation) and event.inviter == self.bot:
             if event.resume and self.mode == "wait":
                 self.resumes_by_join += 1
@@ -220,12 +225,14 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
     opponent.take_rate = args.take_rate
     await opponent.connect()
     kills = restarts = 0
+    restart_at: float | None = None
     started = time.monotonic()
     try:
         for match in range(args.matches):
             begin = opponent.finished
             kill_at = sorted(rng.uniform(2, 30) for _ in range(args.kills))
-            restart_at = rng.uniform(5, 30) if args.restart_command and match == args.restart_at else None
+            if args.restart_command and match == args.restart_at:
+                restart_at = rng.uniform(3, 10)  # into the match (or the next one, if this ends first)
             t0 = time.monotonic()
             while opponent.finished == begin:
                 if time.monotonic() - t0 > args.match_timeout:
@@ -239,7 +246,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
                     daemon.wait()
                     kills += 1
                     daemon = _start_daemon(config, args.bot_password, log)
-                if restart_at is not None and elapsed > restart_at:
+                if restart_at is not None and opponent.playing and elapsed > restart_at:
                     restart_at = None
                     subprocess.run(args.restart_command, shell=True, check=True)
                     restarts += 1
@@ -271,6 +278,7 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
         "resumes_by_joining_the_bot": opponent.resumes_by_join,
         "tells_sent": opponent.tells_sent,
         "tells_answered": opponent.tells_answered,
+        "tells_undelivered_bot_down": opponent.tells_undelivered,
         "seconds": round(time.monotonic() - started),
     }
     summary["ok"] = summary["finished_on_server"] == args.matches and len(mats) >= args.matches
