@@ -13,7 +13,8 @@ it (one or the other at random). The daemon is a real ``gammond run`` (no embedd
 ``[servers.peer]`` entry), killed with SIGKILL at random moments of the match and restarted at once;
 ``--restart-command`` (a shell command, e.g. one that restarts the server) runs once, in the middle of match
 ``--restart-at``; ``--after-match-command`` runs after each match (server upkeep). Checks at the end: every match finished on the server's side, one .mat per match in the
-archive, every stored match archived. Prints a JSON summary; exit status 1 if a check failed.
+archive, every stored match archived (and with ``--gnubg`` every .mat imported in GNU Backgammon). Prints a
+JSON summary; exit status 1 if a check failed.
 """
 
 from __future__ import annotations
@@ -27,10 +28,13 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bot.state import MatchStatus, StateStore
+from engine.formats.mat import read_mat
 from engine.moves import legal_plays
 from protocols.fibs import events as ev
 from protocols.fibs.board import FibsBoard, Side
@@ -268,6 +272,9 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
         if daemon.poll() is None:
             daemon.kill()
     mats = sorted((workdir / "oldmoves").glob("*.mat"))
+    store = StateStore.open(workdir / "var")
+    rows = [m for m in store.all() if not m.watched]
+    store.close()
     summary = {
         "matches": args.matches,
         "finished_on_server": opponent.finished,
@@ -281,8 +288,41 @@ async def drive(args: argparse.Namespace) -> dict[str, Any]:
         "tells_undelivered_bot_down": opponent.tells_undelivered,
         "seconds": round(time.monotonic() - started),
     }
-    summary["ok"] = summary["finished_on_server"] == args.matches and len(mats) >= args.matches
+    summary["partial_records"] = sum(1 for m in mats if read_mat(m.read_text()).partial)
+    summary["stored_matches"] = len(rows)
+    summary["stored_archived"] = sum(1 for m in rows if m.status == MatchStatus.ARCHIVED)
+    if args.gnubg:
+        summary["gnubg_problems"] = _gnubg_problems(mats)
+    summary["ok"] = (
+        summary["finished_on_server"] == args.matches
+        and len(mats) == args.matches == summary["stored_archived"] == summary["stored_matches"]
+        and not summary.get("gnubg_problems")
+    )
     return summary
+
+
+def _gnubg_problems(mats: list[Path]) -> dict[str, list[str]]:
+    """Each .mat imported in GNU Backgammon and compared with our reader (bench/mat_gnubg.py)."""
+    from bench.mat_gnubg import compare, gnubg_binary, run_import
+
+    gnubg = gnubg_binary()
+    if gnubg is None:
+        return {"*": ["gnubg not found (set GNUBG)"]}
+    with tempfile.TemporaryDirectory() as tmp:
+        got = run_import(mats, gnubg, Path(tmp))
+    problems = {}
+    for path in mats:
+        record = read_mat(path.read_text())
+        partial = record.partial
+        if partial:  # a record that stops (its comment says why) ends in a game with no result
+            record = record.replace(games=tuple(g for g in record.games if g.result is not None))
+        result = got.get(str(path))
+        found = compare(record, result) if result else ["gnubg gave no result"]
+        if partial and len(found) == 1 and "games, the record has" in found[0]:
+            found = []  # gnubg also lists the unfinished game of a partial record
+        if found:
+            problems[path.name] = found[:3]
+    return problems
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--match-timeout", type=float, default=900.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", default="var/peer")
+    parser.add_argument("--gnubg", action="store_true", help="import every archived .mat in GNU Backgammon")
     args = parser.parse_args(argv)
     summary = asyncio.run(drive(args))
     print(json.dumps(summary, indent=2))
