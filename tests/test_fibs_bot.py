@@ -678,7 +678,9 @@ def test_a_dance_after_a_move_the_server_did_not_take_is_no_crash() -> None:
     tracker.feed(ev.Rolls(raw="someplayer rolls 5 and 5.", player="someplayer", dice=(5, 5)))
     tracker.feed(ev.CannotMove(raw="someplayer can't move.", player="someplayer"))  # raised before
     record = tracker.record()
-    assert record is None or all(a.move != play.move for g in record.games for a in g.actions if a.player == 0)
+    assert record is None or all(
+        a.move != play.move for g in record.games for a in g.actions if a.player == 0
+    )
 
 
 def test_tracker_snapshot_errors_are_typed() -> None:
