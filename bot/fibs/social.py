@@ -94,10 +94,20 @@ class SocialMixin(_Base):
             )
             saved = {m.opponent for m in self.store.active(self.endpoint.name, self.endpoint.user)}
             verdict = invitation_verdict(pending.invite, info, self.config.policy, saved)
-            self.log.info("invitation", inviter=name, accept=verdict.accept, reason=verdict.reason)
+            invite_back = verdict.accept and verdict.resume and not pending.invite.resume
+            answer = (
+                "join"
+                if verdict.accept and not invite_back
+                else "invite to resume"
+                if invite_back
+                else "decline"
+            )
+            resume = verdict.accept and pending.invite.resume
+            reason = "an invitation to resume the saved match" if resume else verdict.reason
+            self.log.info("invitation", inviter=name, answer=answer, reason=reason)
             if not verdict.accept:
                 await self._decline(session, name, f"Sorry, {verdict.reason}.")
-            elif verdict.resume and not pending.invite.resume:
+            elif invite_back:
                 # A new match offered while a saved one exists: joining would discard the saved match (FIBS
                 # warns; BaldLies deletes it silently), so the bot invites to resume it instead.
                 await self._stop_watching(session)
