@@ -683,6 +683,36 @@ def test_a_dance_after_a_move_the_server_did_not_take_is_no_crash() -> None:
     )
 
 
+def test_a_double_in_what_the_tracker_holds_for_the_crawford_game_is_followed() -> None:
+    # BaldLies resumes a Crawford game as a post-Crawford one (it stores the post-Crawford flag one game early)
+    # and lets the opponent double: the bot follows the server, its take is no InvalidMatchStateError, and the
+    # record stops there with a note.
+    tracker = MatchTracker(
+        key="k", server="s", names=("me", "oppo"), length=5, started=datetime.datetime(2026, 1, 1)
+    )
+    start = format_board(
+        Position.initial(), opponent="oppo", match_length=5, score=(4, 0), on_roll=Side.PLAYER, dice=(3, 1)
+    )
+    tracker.feed(ev.Board(raw=start, board=parse_board(start)))
+    before = tracker.state
+    assert before is not None and before.crawford and tracker.due()
+    play = legal_plays(before.position, before.dice)[0]
+    tracker.act(Action(0, ActionKind.MOVE, dice=before.dice, move=play.move))
+    after = tracker.state
+    assert after is not None
+    mine = after.position.swap()
+    echo = format_board(mine, opponent="oppo", match_length=5, score=(4, 0), on_roll=Side.OPPONENT)
+    tracker.feed(ev.Board(raw=echo, board=parse_board(echo)))
+    doubled = format_board(
+        mine, opponent="oppo", match_length=5, score=(4, 0), on_roll=Side.OPPONENT, double_pending=True
+    )
+    tracker.feed(ev.Board(raw=doubled, board=parse_board(doubled)))
+    state = tracker.state
+    assert state is not None and state.doubled and not state.crawford and tracker.due()
+    tracker.act(Action(0, ActionKind.TAKE))  # raised InvalidMatchStateError in the Crawford game
+    assert "Crawford" in tracker.record_note
+
+
 def test_tracker_snapshot_errors_are_typed() -> None:
     with pytest.raises(TrackerError, match="snapshot version"):
         MatchTracker.restore({"v": 99})

@@ -477,7 +477,7 @@ class MatchTracker:
     def _crawford_guess(self, board: FibsBoard) -> bool:
         state = self.state
         if state is not None and state.score == (board.player_score, board.opponent_score):
-            if state.crawford and (board.did_crawford or board.cube > 1 or board.double_pending):
+            if state.crawford and (board.cube > 1 or board.double_pending):
                 return False  # the server plays this game without the Crawford rule: follow it
             return state.crawford
         return board.crawford
