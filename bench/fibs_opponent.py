@@ -74,6 +74,9 @@ class Opponent:
     async def connect(self) -> None:
         reader, self.writer = await asyncio.open_connection(self.host, self.port)
         self.protocol = FibsClientProtocol()
+        if self.playing:  # the connection (or the server) went: the match was saved
+            self.playing, self.saved_with_bot = False, True
+            self.mode = self.rng.choice(("invite", "wait"))
         self._reader_task = asyncio.ensure_future(self._read(reader))
 
     def send(self, data: bytes) -> None:
@@ -165,7 +168,7 @@ class Opponent:
         """Every second: a tell now and then, a stalled turn retried, an invitation when one is due."""
         p = self.protocol
         now = time.monotonic()
-        if self.playing and self.rng.random() < 0.3:
+        if self.playing and self.writer is not None and self.rng.random() < 0.3:
             self.tells_sent += 1
             self.send(p.tell(self.bot, self.rng.choice(("help", "level"))))
         if self.playing and self._last_board is not None and now - self._last_change > 5:
