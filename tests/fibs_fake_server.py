@@ -12,7 +12,7 @@ drops the client after its n-th move, ``board_on_resume=False`` leaves out the b
 ``baldlies=True`` copies the BaldLies clone where it differs from FIBS (read from its transcripts and code): no
 ``board`` command (its alias ``b`` works), the echo of a tell (CLIP 16) without a line end, no "roll or
 double" prompt and no automatic roll in the Crawford game, a resume invitation without the saved-match
-warning, and a board to the watchers after the last move of a game.
+warning, a board to the watchers after the last move of a game, and the ``show saved`` markers swapped.
 Not a FIBS server: no ratings, no registration, one saved match per pair, robots answer at once.
 """
 
@@ -747,7 +747,11 @@ class FakeFibsServer:
             client.send("  opponent          matchlength   score (your points first)")
             for t in [*([table] if table else []), *rows]:
                 other = t.other(name)
-                mark = " *" if t is table else "**" if other in self.clients or other in self.robots else "  "
+                online = other in self.clients or other in self.robots
+                if self.baldlies:  # BaldLies: "**" the match in play, " *" an online opponent
+                    mark = "**" if t is table else " *" if online else "  "
+                else:
+                    mark = " *" if t is table else "**" if online else "  "
                 seat = t.seat(name)
                 client.send(
                     f"{mark}{other:<24}{t.length:>3}{t.state.score[seat]:>16} - {t.state.score[1 - seat]:>2}"

@@ -554,6 +554,38 @@ async def test_a_whole_match_on_a_server_like_baldlies(tmp_path: Path) -> None:
         assert len(told) >= 20 and answered >= len(told) - 2  # every tell answered (the last on their way)
 
 
+async def test_a_match_saved_on_the_server_only_is_resumed_whatever_the_saved_markers(tmp_path: Path) -> None:
+    # BaldLies marks an online opponent " *" in "show saved" (FIBS: "**"): the bot read no online row and
+    # never invited, while the opponent waited for its invitation
+    server = FakeFibsServer(
+        {"gammond": PASSWORD}, {"alice": RobotScript(invites_to_resume=False)}, seed=9, baldlies=True
+    )
+    async with harness(server, tmp_path) as h:
+        table = server.start_match("alice", "gammond", 3)  # played while the bot was away ...
+        await until(lambda: table.state.turn == 1)
+        server._save(table, "gammond", "drops connection")  # ... and saved
+        h.start()
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        assert "invite alice" in h.sent()
+        await until(lambda: h.mat_files(), 5)
+
+
+async def test_an_opponent_gone_with_only_a_clip_8_line_leaves_the_match_saved(tmp_path: Path) -> None:
+    # BaldLies tells the other player of a dropped connection with "8 name name drops connection." alone: the
+    # bot kept the match as running and declined the opponent's invitations to resume it
+    alice = RobotScript(invite=3, stalls=frozenset({(1, 2)}))  # she goes quiet at her second turn
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=9, baldlies=True)
+    async with harness(server, tmp_path) as h:
+        bot = h.start()
+        await until(lambda: server.robots["alice"].turns.get(1) == 1 and bot.active_match)
+        await until(lambda: (t := server.table_of("alice")) is not None and t.names[t.state.turn] == "alice")
+        await asyncio.sleep(0.2)
+        server._say("gammond", "8 alice alice drops connection.")
+        await until(lambda: not bot.active_match, 5)
+        [stored] = h.store.all()
+        assert stored.status == MatchStatus.ACTIVE  # saved, to be resumed: neither finished nor abandoned
+
+
 # -- the tracker and the backoff (no sockets) -------------------------------------------------------------
 
 
