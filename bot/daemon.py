@@ -25,7 +25,7 @@ from typing import Any
 from bot import analysis_jobs, logs
 from bot.archive import Archive, archive_name
 from bot.config import Config
-from bot.fibs_bot import FibsBot, FibsEndpoint, recover_unarchived
+from bot.fibs import FibsBot, FibsEndpoint, recover_unarchived
 from bot.state import StateStore
 from engine.analyser import Analyser
 

@@ -6,9 +6,13 @@ random legal moves from a seeded generator, doubles, takes, resigns and joins as
 The rules are the engine's ``MatchState``; boards are rendered by ``protocols.fibs.board.format_board``;
 every finished match is kept as the server's own record (``finished``) to compare with what the bot archived.
 
-Faults on demand: ``disconnect(name)`` drops a client (its match is saved, as FIBS does), ``drop_after_moves``
+Faults on demand: ``lose(user, line)`` drops the lines it returns True for, ``disconnect(name)`` drops a client (its match is saved, as FIBS does), ``drop_after_moves``
 drops the client after its n-th move, ``board_on_resume=False`` leaves out the board after a resume (FIBS
 "does not always send" one), ``glitch_lines`` are sent to a client at its first turn (malformed boards).
+``baldlies=True`` copies the BaldLies clone where it differs from FIBS (read from its transcripts and code): no
+``board`` command (its alias ``b`` works), the echo of a tell (CLIP 16) without a line end, no "roll or
+double" prompt and no automatic roll in the Crawford game, a resume invitation without the saved-match
+warning, a board to the watchers after the last move of a game, and the ``show saved`` markers swapped.
 Not a FIBS server: no ratings, no registration, one saved match per pair, robots answer at once.
 """
 
@@ -55,7 +59,8 @@ class RobotScript:
     takes: bool = True
     resigns: dict[tuple[int, int], int] = field(default_factory=dict)  # (game, turn) -> level 1..3
     accepts_resignations: bool = True
-    joins_resume: bool = True
+    joins_resume: bool = True  # joins when the bot invites it to resume a saved match
+    invites_to_resume: bool = True  # invites to resume a saved match (False: waits for the bot's invitation)
     rematch: bool = False  # invite again once a match with it is over
     stalls: frozenset[tuple[int, int]] = frozenset()  # (game, turn) at which it stops acting (an idle player)
     rating: float = 1600.0
@@ -103,6 +108,7 @@ class Client:
             self.writer.write(line.encode() + b"\r\n")
 
     def prompt(self, text: str) -> None:
+        """Text without a line end (a prompt, or BaldLies's echo of a tell)."""
         if not self.writer.is_closing():
             self.writer.write(text.encode())
 
@@ -116,6 +122,7 @@ class FakeFibsServer:
         seed: int = 1,
         pace: float = 0.0,
         board_on_resume: bool = True,
+        baldlies: bool = False,
     ) -> None:
         self.accounts = dict(accounts)
         self.toggles: dict[str, dict[str, bool]] = {name: dict(DEFAULT_TOGGLES) for name in accounts}
@@ -126,6 +133,7 @@ class FakeFibsServer:
         }
         self.pace = pace
         self.board_on_resume = board_on_resume
+        self.baldlies = baldlies
         self.clients: dict[str, Client] = {}
         self.tables: list[Table] = []
         self.saved: dict[frozenset[str], Table] = {}
@@ -138,6 +146,7 @@ class FakeFibsServer:
         self.drop_after_moves: dict[str, int] = {}
         self.glitch_lines: dict[str, list[str]] = {}
         self.on_action: Callable[[FakeFibsServer, str, str], None] | None = None
+        self.lose: Callable[[str, str], bool] | None = None  # (user, line) -> True: the line never arrives
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.match_finished = asyncio.Event()
@@ -297,7 +306,7 @@ class FakeFibsServer:
 
     def _say(self, name: str, line: str) -> None:
         client = self.clients.get(name)
-        if client is not None:
+        if client is not None and not (self.lose is not None and self.lose(name, line)):
             client.send(line)
 
     def table_of(self, name: str) -> Table | None:
@@ -400,6 +409,8 @@ class FakeFibsServer:
             glitches = self.glitch_lines.pop(actor, None)
             for line in glitches or ():
                 self._say(actor, line)
+            if self.baldlies and s.crawford:
+                return  # BaldLies neither prompts nor rolls in the Crawford game: the client rolls
             if s.may_double(s.turn) and self.toggles[actor]["double"]:
                 self._say(actor, "It's your turn. Please roll or double.")
             else:
@@ -439,6 +450,9 @@ class FakeFibsServer:
         self._say(other, f"{name} moves {text} .")
         self._to_watchers(table, f"{name} moves {text} .")
         if table.state.game_state != GameState.PLAYING:
+            if self.baldlies:  # BaldLies shows the last position to the watchers before the result
+                for w in table.watchers:
+                    self._say(w, self._board(table, w, table.names[0]))
             self._game_over(table)
         else:
             self._boards(table)
@@ -597,6 +611,8 @@ class FakeFibsServer:
                     continue
                 if any(w.watching == robot.name for w in [client]):
                     continue
+                if frozenset((robot.name, name)) in self.saved and not robot.script.invites_to_resume:
+                    continue
                 robot.invited = name
                 if frozenset((robot.name, name)) in self.saved:
                     self.invites[(robot.name, name)] = None
@@ -605,7 +621,7 @@ class FakeFibsServer:
                     self.invites[(robot.name, name)] = robot.script.invite
                     client.send(f"{robot.name} wants to play a {robot.script.invite} point match with you.")
                 client.send(f"Type 'join {robot.name}' to accept.")
-                if frozenset((robot.name, name)) in self.saved:
+                if frozenset((robot.name, name)) in self.saved and not self.baldlies:
                     saved = self.saved[frozenset((robot.name, name))]
                     client.send(
                         f"WARNING: Don't accept if you want to continue the saved {saved.length} point match!"
@@ -673,6 +689,8 @@ class FakeFibsServer:
         handler = getattr(self, f"_cmd_{word}", None)
         if word in ("m",):
             handler = self._cmd_move
+        if self.baldlies and word in ("board", "b"):
+            handler = self._cmd_board if word == "b" else None  # BaldLies knows only the alias
         if handler is None:
             client.send(f"** Unknown command: '{word}'")
             return
@@ -729,7 +747,11 @@ class FakeFibsServer:
             client.send("  opponent          matchlength   score (your points first)")
             for t in [*([table] if table else []), *rows]:
                 other = t.other(name)
-                mark = " *" if t is table else "**" if other in self.clients or other in self.robots else "  "
+                online = other in self.clients or other in self.robots
+                if self.baldlies:  # BaldLies: "**" the match in play, " *" an online opponent
+                    mark = "**" if t is table else " *" if online else "  "
+                else:
+                    mark = " *" if t is table else "**" if online else "  "
                 seat = t.seat(name)
                 client.send(
                     f"{mark}{other:<24}{t.length:>3}{t.state.score[seat]:>16} - {t.state.score[1 - seat]:>2}"
@@ -907,7 +929,10 @@ class FakeFibsServer:
             return
         self.tells.append((name, other, message))
         self._say(other, f"12 {name} {message}")
-        client.send(f"16 {other} {message}")
+        if self.baldlies:
+            client.prompt(f"16 {other} {message}")  # no line end: the next line sticks to it
+        else:
+            client.send(f"16 {other} {message}")
 
     def _cmd_watch(self, client: Client, name: str, rest: str, table: Table | None) -> None:
         other = rest.split()[0] if rest else ""

@@ -14,11 +14,13 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+import structlog
 
 from bot.archive import Archive
 from bot.config import Config, DaemonConfig, KibitzConfig, PolicyConfig
-from bot.fibs_bot import Backoff, FibsBot, FibsEndpoint, recover_unarchived
-from bot.fibs_match import FIBS_RULES, MatchTracker, OwnRefused, TrackerError, board_state, bridge, bridges
+from bot.fibs import Backoff, FibsBot, FibsEndpoint, recover_unarchived
+from bot.fibs.bridge import FIBS_RULES, board_state, bridge, bridges
+from bot.fibs.match import MatchTracker, OwnRefused, TrackerError
 from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 from engine.bras import BrasEvaluator
@@ -162,8 +164,8 @@ async def test_whole_match_with_double_resignation_disconnect_resume_and_watcher
         assert '; [Site "fake"]' in text and '; [Player 1 "gammond"]' in text
         assert_same_match(read_mat(text), served)
         sent = h.sent()
-        assert "invite alice" in sent  # resumed by inviting ...
-        assert sent.count("join alice") == 1  # ... never by joining: the one join started the match
+        # alice invites again after the drop ("wants to resume"): the bot joins that, or invites her itself
+        assert sent.count("join alice") + sent.count("invite alice") >= 2
         assert (
             sum(1 for line in sent if line.startswith("toggle")) == 2
         )  # moreboards and ready, first login only
@@ -316,8 +318,24 @@ async def test_invitations_outside_policy_are_declined_with_the_reason(tmp_path:
         assert not any(line.startswith("join") for line in h.sent())
 
 
-async def test_an_invitation_to_resume_is_answered_by_inviting(tmp_path: Path) -> None:
-    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=3)}, seed=6)
+async def test_an_invitation_to_resume_is_joined_when_the_inviter_waits_for_the_join(tmp_path: Path) -> None:
+    # issue 15 item 3: the bot invited back and an inviter who waits for the join never got his match
+    alice = RobotScript(invite=3, joins_resume=False)
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=6)
+    server.drop_after_moves["gammond"] = 2
+    async with harness(server, tmp_path) as h:
+        h.start()
+        await until(lambda: server.logins >= 2)
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        sent = h.sent()
+        assert sent.count("join alice") == 2  # the match, then its resumption
+        await until(lambda: h.mat_files(), 5)
+        assert_same_match(read_mat(h.mat_files()[0].read_text()), server.finished[0])
+
+
+async def test_the_bot_invites_to_resume_when_the_opponent_waits(tmp_path: Path) -> None:
+    alice = RobotScript(invite=3, invites_to_resume=False)
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=6)
     server.drop_after_moves["gammond"] = 2
     async with harness(server, tmp_path) as h:
         h.start()
@@ -325,6 +343,36 @@ async def test_an_invitation_to_resume_is_answered_by_inviting(tmp_path: Path) -
         await asyncio.wait_for(server.match_finished.wait(), 20)
         sent = h.sent()
         assert sent.count("join alice") == 1 and "invite alice" in sent
+
+
+async def test_a_new_match_offered_over_a_saved_one_is_answered_by_inviting_to_resume(tmp_path: Path) -> None:
+    # FIBS: joining "alice wants to play a 3 point match" + "WARNING: Don't accept ..." discards the saved match
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": RobotScript(invite=3)}, seed=6)
+    server.drop_after_moves["gammond"] = 2
+    original = server._robots_invite
+
+    def new_match_invitations() -> None:
+        for key in list(server.saved):
+            if "gammond" in key:
+                saved = server.saved[key]
+                server.robots["alice"].script.invite = None
+                server.clients["gammond"].send("alice wants to play a 3 point match with you.")
+                server.clients["gammond"].send("Type 'join alice' to accept.")
+                server.clients["gammond"].send(
+                    f"WARNING: Don't accept if you want to continue the saved {saved.length} point match!"
+                )
+                server.invites[("alice", "gammond")] = 3
+                return
+        original()
+
+    server._robots_invite = new_match_invitations  # type: ignore[method-assign]
+    async with harness(server, tmp_path) as h:
+        h.start()
+        await until(lambda: server.logins >= 2)
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        sent = h.sent()
+        assert sent.count("join alice") == 1 and "invite alice" in sent
+        assert len(server.finished) == 1 and server.finished[0].games  # the saved match, played to its end
 
 
 async def test_tell_commands(tmp_path: Path) -> None:
@@ -373,11 +421,165 @@ async def test_watches_by_config_whispers_verdicts_and_archives_the_watched_matc
         [mat] = h.mat_files()
         archived = read_mat(mat.read_text())
         served = server.finished[0]
-        # The bot began watching during the first game: its record starts with the next one.
+        # The bot began watching during a game (its record starts with the next one), or at its very start.
         assert archived.names == ("dave", "erin") and not archived.partial
-        assert 1 <= len(archived.games) < len(served.games)
+        assert 1 <= len(archived.games) <= len(served.games)
         assert actions(archived, False) == actions(served, False)[-len(archived.games) :]
         assert archived.final_score == served.final_score
+
+
+async def test_watch_and_play_never_at_once(tmp_path: Path) -> None:
+    # issue 15 item 4: a resumption did not stop the watching. The bot's match with alice is saved; while alice
+    # plays carol the bot watches dave; then alice invites it to resume.
+    alice = RobotScript(invite=3, rematch=True)
+    robots = {"alice": alice, "carol": RobotScript(), "dave": RobotScript(), "erin": RobotScript()}
+    server = FakeFibsServer({"gammond": PASSWORD}, robots, seed=8, pace=0.02)
+    server.drop_after_moves["gammond"] = 2
+    both: list[str] = []
+
+    def check(server: FakeFibsServer, name: str, line: str) -> None:
+        client = server.clients.get(name)
+        if name != "gammond" or client is None:
+            return
+        if line.startswith("watch ") and server.table_of(name) is not None:
+            both.append(f"{line!r} while playing")
+        if line.startswith(("join alice", "invite alice", "move", "roll")) and client.watching:
+            both.append(f"{line!r} while watching")
+
+    server.on_action = check
+    daemon = dataclasses.replace(config_for(tmp_path).daemon, reconnect_initial=0.5, reconnect_max=0.5)
+    async with harness(server, tmp_path, kibitz=KibitzConfig(watch=("dave",)), daemon=daemon) as h:
+        server.start_match("dave", "erin", 25)
+        bot = h.start()
+        await until(lambda: frozenset(("alice", "gammond")) in server.saved)
+        server.start_match("alice", "carol", 1)  # alice is busy when the bot comes back
+        await until(lambda: server.logins >= 2)
+        await until(lambda: bot.status()["watching"] == "dave", 10)
+        await until(lambda: any("gammond" in r.names for r in server.finished), 40)
+        assert both == []
+        assert any(r.names == ("alice", "carol") for r in server.finished)
+
+
+async def test_a_finished_watched_match_is_over_once_and_its_archive_logged(tmp_path: Path) -> None:
+    # issue 15 item 5: BaldLies sends the watchers a board after the last move, which began a phantom match
+    server = FakeFibsServer(
+        {"gammond": PASSWORD},
+        {"dave": RobotScript(), "erin": RobotScript()},
+        seed=7,
+        pace=0.002,
+        baldlies=True,
+    )
+    kibitz = KibitzConfig(watch=("dave",), archive_watched=True)
+    with structlog.testing.capture_logs() as logs:
+        async with harness(server, tmp_path, kibitz=kibitz) as h:
+            server.start_match("dave", "erin", 3)
+            h.start()
+            await asyncio.wait_for(server.match_finished.wait(), 20)
+            await until(lambda: h.mat_files(), 5)
+            await asyncio.sleep(0.5)
+    events = [entry["event"] for entry in logs]
+    assert events.count("watched match over") == 1
+    assert events.count("watched match archived") == 1
+    assert "no record to archive" not in events
+    [archived] = [entry for entry in logs if entry["event"] == "watched match archived"]
+    assert archived["file"] == h.mat_files()[0].name
+
+
+async def test_a_watched_player_who_logs_out_is_no_longer_watched(tmp_path: Path) -> None:
+    # issue 15 item 11: /healthz (the bot's status) still reported watching a player who had logged out
+    server = FakeFibsServer(
+        {"gammond": PASSWORD},
+        {"dave": RobotScript(), "erin": RobotScript()},
+        seed=7,
+        pace=0.05,
+        baldlies=True,
+    )
+    async with harness(server, tmp_path, kibitz=KibitzConfig(watch=("dave",))) as h:
+        server.start_match("dave", "erin", 25)
+        bot = h.start()
+        await until(lambda: bot.status()["watching"] == "dave")
+        server._say("gammond", "8 dave dave drops connection.")  # all BaldLies tells a watcher
+        await until(lambda: bot.status()["watching"] is None, 5)
+
+
+async def test_a_whole_match_on_a_server_like_baldlies(tmp_path: Path) -> None:
+    # issue 15 items 6 and 7 and the Crawford game: BaldLies glues the next line to the echo of a tell, has no
+    # ``board`` command (only ``b``) and neither prompts nor rolls in the Crawford game
+    alice = RobotScript(invite=5, resigns={(g, 2): 1 for g in range(1, 20)})  # single games: 5 of them
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=12, baldlies=True)
+    lost: list[str] = []
+
+    def lose(user: str, line: str) -> bool:
+        # the bot's own roll and the board after it, once: it must find its dice without a "board" command
+        if user == "gammond" and not lost and re.match(r"You roll \d and \d", line):
+            lost.append(line)
+            return True
+        if user == "gammond" and len(lost) == 1 and line.startswith("board:"):
+            lost.append(line)
+            return True
+        return False
+
+    server.lose = lose
+    async with harness(server, tmp_path) as h:
+        h.start()
+
+        told: list[str] = []
+
+        async def tells() -> None:
+            while True:
+                await asyncio.sleep(0.02)
+                told.append("level")
+                server.robot_tell("alice", "gammond", "level")
+
+        teller = asyncio.create_task(tells())
+        try:
+            await asyncio.wait_for(server.match_finished.wait(), 30)
+        finally:
+            teller.cancel()
+        await until(lambda: h.mat_files(), 5)
+        served = server.finished[0]
+        assert_same_match(read_mat(h.mat_files()[0].read_text()), served)
+        assert len(lost) == 2
+        sent = h.sent()
+        assert "board" in sent and "b" in sent and sent.index("board") < sent.index("b")
+        assert sent.count("board") == 1  # learnt once per session
+        assert any(
+            g.score in ((4, 0), (0, 4), (4, 1), (1, 4), (4, 2), (2, 4), (4, 3), (3, 4)) for g in served.games
+        )
+        answered = sum(1 for _, to, _m in server.tells if to == "alice")
+        assert len(told) >= 20 and answered >= len(told) - 2  # every tell answered (the last on their way)
+
+
+async def test_a_match_saved_on_the_server_only_is_resumed_whatever_the_saved_markers(tmp_path: Path) -> None:
+    # BaldLies marks an online opponent " *" in "show saved" (FIBS: "**"): the bot read no online row and
+    # never invited, while the opponent waited for its invitation
+    server = FakeFibsServer(
+        {"gammond": PASSWORD}, {"alice": RobotScript(invites_to_resume=False)}, seed=9, baldlies=True
+    )
+    async with harness(server, tmp_path) as h:
+        table = server.start_match("alice", "gammond", 3)  # played while the bot was away ...
+        await until(lambda: table.state.turn == 1)
+        server._save(table, "gammond", "drops connection")  # ... and saved
+        h.start()
+        await asyncio.wait_for(server.match_finished.wait(), 20)
+        assert "invite alice" in h.sent()
+        await until(lambda: h.mat_files(), 5)
+
+
+async def test_an_opponent_gone_with_only_a_clip_8_line_leaves_the_match_saved(tmp_path: Path) -> None:
+    # BaldLies tells the other player of a dropped connection with "8 name name drops connection." alone: the
+    # bot kept the match as running and declined the opponent's invitations to resume it
+    alice = RobotScript(invite=3, stalls=frozenset({(1, 2)}))  # she goes quiet at her second turn
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=9, baldlies=True)
+    async with harness(server, tmp_path) as h:
+        bot = h.start()
+        await until(lambda: server.robots["alice"].turns.get(1) == 1 and bot.active_match)
+        await until(lambda: (t := server.table_of("alice")) is not None and t.names[t.state.turn] == "alice")
+        await asyncio.sleep(0.2)
+        server._say("gammond", "8 alice alice drops connection.")
+        await until(lambda: not bot.active_match, 5)
+        [stored] = h.store.all()
+        assert stored.status == MatchStatus.ACTIVE  # saved, to be resumed: neither finished nor abandoned
 
 
 # -- the tracker and the backoff (no sockets) -------------------------------------------------------------
@@ -487,6 +689,57 @@ def test_own_action_is_undone_only_by_a_board_asked_for_after_it() -> None:
     assert record is not None and record.games[0].actions[0].move == play.move
 
 
+def test_a_dance_after_a_move_the_server_did_not_take_is_no_crash() -> None:
+    # issue 15 item 8: the bot moved with dice it did not have (its real roll, a dance, was lost); "You can't
+    # move." was taken as the echo of its move, and the opponent's dance that followed raised IllegalPlayError
+    # ("(no move) is not a legal play") in a position that never was, dropping the session.
+    tracker = _tracker(("me", "someplayer"), watching=False)
+    spec = parse_board(SPEC_BOARD)
+    tracker.feed(ev.Board(raw=SPEC_BOARD, board=spec))
+    before = tracker.state
+    assert before is not None and before.dice[0]
+    play = legal_plays(before.position, before.dice)[0]
+    tracker.act(Action(0, ActionKind.MOVE, dice=before.dice, move=play.move))
+    notes = tracker.feed(ev.CannotMove(raw="You can't move.", player=ev.YOU))
+    assert any(isinstance(n, OwnRefused) for n in notes) and not tracker.awaiting_echo
+    tracker.feed(ev.Rolls(raw="someplayer rolls 5 and 5.", player="someplayer", dice=(5, 5)))
+    tracker.feed(ev.CannotMove(raw="someplayer can't move.", player="someplayer"))  # raised before
+    record = tracker.record()
+    assert record is None or all(
+        a.move != play.move for g in record.games for a in g.actions if a.player == 0
+    )
+
+
+def test_a_double_in_what_the_tracker_holds_for_the_crawford_game_is_followed() -> None:
+    # BaldLies resumes a Crawford game as a post-Crawford one (it stores the post-Crawford flag one game early)
+    # and lets the opponent double: the bot follows the server, its take is no InvalidMatchStateError, and the
+    # record stops there with a note.
+    tracker = MatchTracker(
+        key="k", server="s", names=("me", "oppo"), length=5, started=datetime.datetime(2026, 1, 1)
+    )
+    start = format_board(
+        Position.initial(), opponent="oppo", match_length=5, score=(4, 0), on_roll=Side.PLAYER, dice=(3, 1)
+    )
+    tracker.feed(ev.Board(raw=start, board=parse_board(start)))
+    before = tracker.state
+    assert before is not None and before.crawford and tracker.due()
+    play = legal_plays(before.position, before.dice)[0]
+    tracker.act(Action(0, ActionKind.MOVE, dice=before.dice, move=play.move))
+    after = tracker.state
+    assert after is not None
+    mine = after.position.swap()
+    echo = format_board(mine, opponent="oppo", match_length=5, score=(4, 0), on_roll=Side.OPPONENT)
+    tracker.feed(ev.Board(raw=echo, board=parse_board(echo)))
+    doubled = format_board(
+        mine, opponent="oppo", match_length=5, score=(4, 0), on_roll=Side.OPPONENT, double_pending=True
+    )
+    tracker.feed(ev.Board(raw=doubled, board=parse_board(doubled)))
+    state = tracker.state
+    assert state is not None and state.doubled and not state.crawford and tracker.due()
+    tracker.act(Action(0, ActionKind.TAKE))  # raised InvalidMatchStateError in the Crawford game
+    assert "Crawford" in tracker.record_note
+
+
 def test_tracker_snapshot_errors_are_typed() -> None:
     with pytest.raises(TrackerError, match="snapshot version"):
         MatchTracker.restore({"v": 99})
@@ -497,8 +750,18 @@ def test_tracker_snapshot_errors_are_typed() -> None:
 def test_backoff_grows_with_jitter_up_to_the_cap_and_resets() -> None:
     b = Backoff(1.0, 10.0, random.Random(1))
     delays = [b.next() for _ in range(10)]
-    ceilings = [min(10.0, 1.618**n) for n in range(10)]
-    assert all(c / 2 <= d <= c for d, c in zip(delays, ceilings, strict=True))
+    floors = [min(10.0, 1.618**n) for n in range(10)]
+    assert all(f <= d <= min(10.0, f * 1.618) for d, f in zip(delays, floors, strict=True))
     assert max(delays) <= 10.0 and delays[-1] >= 5.0
+    assert len(set(delays[:5])) == 5  # jittered
     b.reset()
-    assert b.next() <= 1.0
+    assert 1.0 <= b.next() <= 1.618
+
+
+def test_the_first_reconnect_delay_is_never_below_reconnect_initial() -> None:
+    # issue 15 item 11: the jitter drew the first delay from [initial / 2, initial]
+    firsts = []
+    for seed in range(200):
+        b = Backoff(3.0, 90.0, random.Random(seed))
+        firsts.append(b.next())
+    assert min(firsts) >= 3.0 and max(firsts) <= 3.0 * 1.618

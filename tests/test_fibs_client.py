@@ -739,3 +739,38 @@ def test_fibs_parse_reports_a_match_id_gnubg_cannot_hold() -> None:
     board = json.loads(out.getvalue())
     assert board["match_id"] is None and "99" in board["board"]["match_id_error"]
     assert board["position_id"] == "4HPwATDgc/ABMA"
+
+
+def test_lines_glued_after_the_echo_of_an_own_tell_are_split() -> None:
+    # BaldLies sends "16 <name> <text>" of the client's own tell without a line end (issue 15, item 6).
+    protocol = FibsClientProtocol()
+    protocol.tell("oppo", "I play at level expert against you.")
+    protocol.kibitz("nice roll")
+    data = (
+        b"16 oppo I play at level expert against you.You roll 6 and 6.\r\n"
+        b"19 nice roll5 oppo gammond - 1 0 1500.00 0 0 1795315534 127.0.0.1 pyclient -\r\n"
+    )
+    events = protocol.receive_data(data)
+    assert [type(e) for e in events] == [ev.YouSaid, ev.Rolls, ev.YouKibitzed, ev.WhoInfo]
+    assert events[0].message == "I play at level expert against you."
+    assert events[1] == ev.Rolls(raw="You roll 6 and 6.", player=ev.YOU, dice=(6, 6))
+    # someone else's chat is still never split, whatever it holds
+    [said] = protocol.receive_data(b"12 oppo I play at level expert against you.You roll 6 and 6.\r\n")
+    assert isinstance(said, ev.Says) and said.message.endswith("You roll 6 and 6.")
+
+
+@pytest.mark.parametrize(
+    ("line", "kinds"),
+    [
+        ("You roll 6 and 6.It's your turn. Please roll or double.", [ev.Rolls, ev.RollOrDouble]),
+        ("oppo can't move.** Please wait for oppo to join too.", [ev.CannotMove, ev.WaitingForJoin]),
+        (
+            "Please move 2 pieces.5 oppo gammond - 1 0 1500.00 0 0 1795315534 127.0.0.1 pyclient -",
+            [ev.PleaseMove, ev.WhoInfo],
+        ),
+    ],
+)
+def test_a_readable_line_glued_after_readable_text_is_split(line: str, kinds: list[type]) -> None:
+    events = FibsClientProtocol().receive_data(line.encode() + b"\r\n")
+    assert [type(e) for e in events] == kinds
+    assert "".join(e.raw for e in events) == line

@@ -7,7 +7,9 @@ and the toggles the server has reported. It handles the quirks of real servers
 
 * prompts without a line end (``login: ``, ``> ``, password prompts) are reported as soon as they arrive;
 * telnet IAC sequences, BEL and NUL bytes are dropped; CR LF, LF, CR NUL and a lone CR all end a line;
-* trailing spaces are removed; lines FIBS glued together are split again (``lines.split_glued``);
+* trailing spaces are removed; lines FIBS glued together are split again (``lines.split_glued``), also
+  after the echo of the client's own chat, which BaldLies sends without a line end (the client remembers the
+  echoes it expects);
 * a known password is blanked in every line before it is read, so no event can carry it.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import deque
 
 from engine.moves import Move
 from engine.notation import format_fibs
@@ -22,6 +25,7 @@ from protocols.fibs import events as ev
 from protocols.fibs.lines import TOGGLE_NAMES, parse_line, split_glued
 
 CLIP_VERSION = 1008
+BOARD_COMMANDS = ("board", "b")  # tried in this order: a server that knows neither has no board on request
 MAX_LINE = 65536  # a partial line longer than this is read as a line: bounds the buffer
 
 IAC, SB, SE = 255, 250, 240
@@ -30,6 +34,7 @@ _PROMPTS = re.compile(rb"login: |> |.*[Pp]assword: ")
 _LINE_END = re.compile(rb"\r\n|\r\x00|\n|\r")
 _BEL, _NUL = b"\x07", b"\x00"  # NUL follows a bare CR in telnet NVT
 _REDACTED = "********"
+_ECHOES_KEPT = 16  # the echoes of the last chat commands sent, looked for at the start of a glued line
 
 
 class FibsCommandError(ValueError):
@@ -46,6 +51,7 @@ class FibsClientProtocol:
         self._motd_lines = 0
         self._cube = 1
         self._password: str | None = None
+        self._echoes: deque[str] = deque(maxlen=_ECHOES_KEPT)
         self.name: str | None = None
         self.toggles: dict[str, bool] = {}
 
@@ -132,7 +138,10 @@ class FibsClientProtocol:
             else:
                 self._motd_lines += 1
                 return [ev.MotdLine(raw=text, text=text)]
-        return [self._observe(parse_line(piece.rstrip())) for piece in split_glued(text)]
+        pieces = split_glued(text, self._echoes)
+        if self._echoes and pieces[0] in self._echoes:
+            self._echoes.remove(pieces[0])
+        return [self._observe(parse_line(piece.rstrip())) for piece in pieces]
 
     def _observe(self, event: ev.FibsEvent) -> ev.FibsEvent:
         """Keep the little state reading needs; complete events that need it."""
@@ -247,8 +256,11 @@ class FibsClientProtocol:
     def reject(self) -> bytes:
         return _line("reject")
 
-    def board(self) -> bytes:
-        return _line("board")
+    def board(self, command: str = "board") -> bytes:
+        """``board``, or its alias ``b`` (BaldLies answers ``board`` with "Unknown command" but knows ``b``)."""
+        if command not in BOARD_COMMANDS:
+            raise FibsCommandError(f"{command!r} is not a board command ({', '.join(BOARD_COMMANDS)})")
+        return _line(command)
 
     def leave(self) -> bytes:
         return _line("leave")
@@ -286,19 +298,34 @@ class FibsClientProtocol:
 
     def tell(self, name: str, message: str) -> bytes:
         _check_word(name, "user name")
-        return _line(f"tell {name} {_text(message)}")
+        text = _text(message)
+        self._expect_echo(f"16 {name} {text}")
+        return _line(f"tell {name} {text}")
 
     def say(self, message: str) -> bytes:
         return _line(f"say {_text(message)}")
 
     def kibitz(self, message: str) -> bytes:
-        return _line(f"kibitz {_text(message)}")
+        text = _text(message)
+        self._expect_echo(f"19 {text}")
+        return _line(f"kibitz {text}")
 
     def whisper(self, message: str) -> bytes:
-        return _line(f"whisper {_text(message)}")
+        text = _text(message)
+        self._expect_echo(f"18 {text}")
+        return _line(f"whisper {text}")
 
     def shout(self, message: str) -> bytes:
-        return _line(f"shout {_text(message)}")
+        text = _text(message)
+        self._expect_echo(f"17 {text}")
+        return _line(f"shout {text}")
+
+    def _expect_echo(self, echo: str) -> None:
+        """The server answers a chat command with this CLIP echo, which may come without a line end."""
+        echo = echo.rstrip()
+        if self._password:
+            echo = _redact(echo, self._password)
+        self._echoes.append(echo)
 
     def message(self, name: str, text: str) -> bytes:
         """``message <name> <text>``: mail for a user who may be offline (CLIP 10/11 answer)."""

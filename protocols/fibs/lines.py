@@ -9,7 +9,7 @@ one.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from engine.errors import IllegalMoveError
 from engine.notation import parse_fibs
@@ -36,12 +36,18 @@ _GLUED_AFTER = re.compile(
 )
 
 
-def split_glued(line: str) -> list[str]:
+_MAX_SCAN = 500  # longer unreadable lines are not searched for a glued line (bounds the work per line)
+
+
+def split_glued(line: str, echoes: Collection[str] = ()) -> list[str]:
     """The server lines hidden in one received line (usually just ``[line]``).
 
     Text after a chat or login code comes from users and is never split, so a kibitz that holds
-    ``board:...`` cannot forge a board. A raw log also holds prompts followed by the next line (``login: 1 me
-    ...``): the prompt becomes a line of its own.
+    ``board:...`` cannot forge a board - except after an ``echoes`` line: the echo of text the client sent
+    itself (BaldLies sends ``16 name text`` of the client's own tell without a line end, so the next line
+    sticks to it). A line no rule reads is split where a readable line is glued after readable text. A raw
+    log also holds prompts followed by the next line (``login: 1 me ...``): the prompt becomes a line of its
+    own.
     """
     out: list[str] = []
     prompt = _LEADING_PROMPT.match(line)
@@ -50,8 +56,13 @@ def split_glued(line: str) -> list[str]:
         line = line[prompt.end() :]
     while line:
         if _USER_TEXT.match(line):
-            out.append(line)
-            break
+            echo = next((e for e in echoes if len(line) > len(e) and line.startswith(e)), None)
+            if echo is None:
+                out.append(line)
+                break
+            out.append(echo)
+            line = line[len(echo) :]
+            continue
         if line.startswith("board:"):
             try:
                 _, rest = board_text_and_tail(line)
@@ -65,9 +76,29 @@ def split_glued(line: str) -> list[str]:
         known = _GLUED_AFTER.match(head)
         if known and known.end() < len(head):
             head = head[: known.end()]
+        elif head == line:
+            head = line[: _glued_split(line)]
         out.append(head)
         line = line[len(head) :]
     return out
+
+
+def _glued_split(line: str) -> int:
+    """Where a readable line begins inside an unreadable one that starts with readable text (the length of
+    ``line`` if it does not): the first point after a sentence's end or before a capital, digit or ``*``, with
+    no space either side, where both parts read."""
+    if len(line) > _MAX_SCAN or not isinstance(parse_line(line), ev.Unknown):
+        return len(line)
+    for i in range(1, len(line)):
+        before, after = line[i - 1], line[i]
+        if before.isspace() or after.isspace():
+            continue
+        if before not in ".!?" and not (after.isupper() or after.isdigit() or after == "*"):
+            continue
+        if isinstance(parse_line(line[i:]), ev.Unknown) or isinstance(parse_line(line[:i]), ev.Unknown):
+            continue
+        return i
+    return len(line)
 
 
 # -- CLIP ---------------------------------------------------------------------------------------------------

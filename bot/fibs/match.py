@@ -17,25 +17,20 @@ so that a restarted daemon resumes the match with the record it had.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from bot.fibs.bridge import FIBS_RULES, INITIAL, Step, board_state, bridges, opening_roll, same_state
 from engine.errors import EngineError
 from engine.ids import GameState
-from engine.match import GameResult, MatchState, ResignLevel, Rules
-from engine.moves import Move, legal_plays
-from engine.position import Position
+from engine.match import GameResult, MatchState, ResignLevel
+from engine.moves import Move
 from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, RecordError, apply_action
 from protocols.fibs import events as ev
 from protocols.fibs.board import FibsBoard
 
-# FIBS plays the Crawford rule (the bot turns the toggle on), no Jacoby rule and no beavers.
-FIBS_RULES = Rules(crawford=True, jacoby=False, beavers=False)
+__all__ = ["FIBS_RULES", "MatchTracker", "TrackerError", "board_state", "bridges", "same_state"]
 SNAPSHOT_VERSION = 1
-_ROLLS = tuple((a, b) for a in range(1, 7) for b in range(a, 7))
-_MAX_FRONTIER = 4000  # states kept per depth when bridging a gap
-_INITIAL = Position.initial()
 
 
 class TrackerError(ValueError):
@@ -90,125 +85,6 @@ class Desync:
 
 
 Note = MoveMade | CubeMade | GameEnded | MatchEnded | OwnRefused | Desync
-Step = Action | tuple[int, int]  # an action, or the opening roll (die of player 0, die of player 1) of a game
-
-
-# -- pure helpers -------------------------------------------------------------------------------------------
-
-
-def board_state(board: FibsBoard, names: tuple[str, str], crawford: bool | None = None) -> MatchState:
-    """The MatchState a board shows, field 1 as player 0 (EngineError if the fields make no state)."""
-    key = board.match_key(crawford=crawford, me=0)
-    position = board.position_on_roll()
-    return MatchState.from_gnubg_id(f"{position.position_id}:{key.encode()}", rules=FIBS_RULES, names=names)
-
-
-def same_state(ours: MatchState, board: MatchState) -> bool:
-    """Whether our state is the one a board shows, in what a board shows (not the Crawford flag, nor a
-    pending resignation; the cube owner only when the board's may-double flags tell it)."""
-    return (
-        ours.game_state == GameState.PLAYING
-        and ours.position == board.position
-        and ours.score == board.score
-        and ours.cube == board.cube
-        and (board.cube == 1 or board.cube_owner == -1 or ours.cube_owner == board.cube_owner)
-        and ours.on_roll == board.on_roll
-        and sorted(ours.dice) == sorted(board.dice)
-        and ours.doubled == board.doubled
-    )
-
-
-def opening_roll(state: MatchState) -> tuple[int, int]:
-    """(die of player 0, die of player 1) of a game's first state: the higher die is the first mover's."""
-    high, low = state.dice
-    return (high, low) if state.on_roll == 0 else (low, high)
-
-
-def _successors(
-    state: MatchState, target: MatchState, others: tuple[int, ...]
-) -> Iterator[tuple[Step, MatchState]]:
-    """One missed step from ``state``: a game start, a cube answer, a roll, or a roll and its play by one of
-    ``others`` (the players whose actions the bot may have missed). The bot's own actions are never missed,
-    except what the server does for it: its rolls and its dances (a roll with no legal play passes at once)."""
-    if state.game_state != GameState.PLAYING:
-        if not state.match_over and target.dice[0] and target.position == _INITIAL and target.cube == 1:
-            roll = opening_roll(target)
-            try:
-                yield roll, state.new_game(roll)
-            except EngineError:
-                return
-        return
-    candidates: list[Action] = []
-    p = state.turn
-    if state.doubled:
-        candidates += [Action(p, ActionKind.TAKE), Action(p, ActionKind.DROP)]
-    elif state.resigned:
-        candidates += [Action(p, ActionKind.ACCEPT), Action(p, ActionKind.REJECT)]
-    elif state.dice[0]:
-        candidates += _plays_towards(state, state.dice, target)
-    else:
-        if state.may_double(p):
-            candidates.append(Action(p, ActionKind.DOUBLE))
-        if target.on_roll == p and target.dice[0]:
-            candidates.append(Action(p, ActionKind.ROLL, dice=target.dice))
-        else:
-            for dice in _ROLLS:
-                candidates += _plays_towards(state, dice, target)
-    for action in candidates:
-        own = action.player not in others
-        if (
-            own
-            and action.kind != ActionKind.ROLL
-            and not (action.kind == ActionKind.MOVE and not action.move)
-        ):
-            continue
-        try:
-            yield action, apply_action(state, action)
-        except EngineError:
-            continue
-
-
-def _plays_towards(state: MatchState, dice: tuple[int, int], target: MatchState) -> list[Action]:
-    """The plays of ``dice`` that give the target's position, end the game, or are a dance: at most one missed
-    play moves chequers, so any other play cannot lead to the target (this keeps the search small)."""
-    p = state.on_roll
-    return [
-        Action(p, ActionKind.MOVE, dice=dice, move=play.move)
-        for play in legal_plays(state.position, dice)
-        if not play.move or not any(play.position.me) or play.position.swap() == target.position
-    ]
-
-
-def bridges(
-    start: MatchState, target: MatchState, others: tuple[int, ...], depth: int = 3
-) -> list[list[Step]]:
-    """Every shortest list of up to ``depth`` missed steps that leads from ``start`` to the board ``target``
-    (several when the board cannot tell which roll was played: 4-1 and 3-2 both take a chequer from 13 to 8)."""
-    frontier: list[tuple[MatchState, list[Step]]] = [(start, [])]
-    for _ in range(depth):
-        following: list[tuple[MatchState, list[Step]]] = []
-        found: list[list[Step]] = []
-        for state, path in frontier:
-            for step, after in _successors(state, target, others):
-                if after.game_state == GameState.PLAYING and same_state(after, target):
-                    if [*path, step] not in found:
-                        found.append([*path, step])
-                elif len(following) < _MAX_FRONTIER:
-                    following.append((after, [*path, step]))
-        if found:
-            return found
-        frontier = following
-        if not frontier:
-            break
-    return []
-
-
-def bridge(
-    start: MatchState, target: MatchState, others: tuple[int, ...], depth: int = 3
-) -> list[Step] | None:
-    """The first of ``bridges``, or None."""
-    found = bridges(start, target, others, depth)
-    return found[0] if found else None
 
 
 def _action_json(action: Action) -> dict[str, Any]:
@@ -395,17 +271,11 @@ class MatchTracker:
                 and not state.resigned
             ):
                 self._confirm_by_other(p)
-                self._apply(Action(p, ActionKind.ROLL, dice=event.dice), notes)
+                self._try_apply(Action(p, ActionKind.ROLL, dice=event.dice), notes)
         elif isinstance(event, ev.Moves):
             self._on_moves(event, notes)
         elif isinstance(event, ev.CannotMove):
-            p = self.who(event.player)
-            if p is not None and p == state.on_roll and state.dice[0]:
-                if self._own is not None and self._own.action.kind == ActionKind.MOVE and p == 0:
-                    self._confirm()
-                else:
-                    self._confirm_by_other(p)
-                    self._apply(Action(p, ActionKind.MOVE, dice=state.dice, move=Move()), notes)
+            self._on_cannot_move(event, notes)
         elif isinstance(event, ev.Doubles):
             self._answer_or_echo(event.player, ActionKind.DOUBLE, notes)
         elif isinstance(event, ev.AcceptsDouble):
@@ -421,6 +291,21 @@ class MatchTracker:
         elif isinstance(event, ev.GameWon):
             self._on_game_won(event, notes)
         return notes
+
+    def _on_cannot_move(self, event: ev.CannotMove, notes: list[Note]) -> None:
+        p = self.who(event.player)
+        own = self._own
+        if p == 0 and not self.watching and own is not None and own.action.kind == ActionKind.MOVE:
+            # "You can't move." while the bot's move waits for its echo: the server did not take that move (the
+            # bot held dice it did not have). Confirming it made the next dance of the opponent an illegal
+            # play in a position that never was (IllegalPlayError, issue 15 item 8).
+            notes.extend(self.refused())
+        state = self.state
+        if p is None or state is None or p != state.on_roll or not state.dice[0]:
+            return  # the board that follows tells where the match is
+        self._confirm_by_other(p)
+        # a dance with dice that have a legal play means our view is off: a desync, never an exception
+        self._try_apply(Action(p, ActionKind.MOVE, dice=state.dice, move=Move()), notes)
 
     def _confirm_by_other(self, player: int) -> None:
         if player != 0 or self.watching:
@@ -537,6 +422,19 @@ class MatchTracker:
             notes.append(Desync(f"unreadable board: {exc}"))
             return
         state = self.state
+        if (
+            state is not None
+            and state.game_state == GameState.PLAYING
+            and state.crawford
+            and not target.crawford
+            and state.score == target.score
+        ):
+            # BaldLies may resume a Crawford game as a post-Crawford one: the server's rules hold
+            self._stop_record(
+                f"the server does not play game {state.game_number or '?'} as the Crawford game"
+            )
+            self.state = state = state.replace(crawford=False)
+            self.version += 1
         if state is not None and state.game_state == GameState.PLAYING and same_state(state, target):
             self._confirm()
             return
@@ -557,7 +455,7 @@ class MatchTracker:
                 for step in paths[0]:
                     self._apply_step(step, notes)
                 return
-        if target.position == _INITIAL and target.cube == 1 and target.dice[0] and not target.doubled:
+        if target.position == INITIAL and target.cube == 1 and target.dice[0] and not target.doubled:
             self._start_game(target, notes)
             return
         if state is not None:
@@ -579,6 +477,8 @@ class MatchTracker:
     def _crawford_guess(self, board: FibsBoard) -> bool:
         state = self.state
         if state is not None and state.score == (board.player_score, board.opponent_score):
+            if state.crawford and (board.cube > 1 or board.double_pending):
+                return False  # the server plays this game without the Crawford rule: follow it
             return state.crawford
         return board.crawford
 

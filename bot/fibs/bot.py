@@ -6,13 +6,16 @@ after a session that stayed logged in). Within a session one reader task turns b
 (``protocols.fibs.FibsClientProtocol``) and queues them; the session loop handles them in order, then runs
 its timers (keepalive, stalls, idle opponents, invitations) and, when the match wants the bot to act, decides
 in a worker thread - the loop never blocks on the engine. The match itself is a ``MatchTracker``
-(bot/fibs_match.py): the bot records its own action there and stores the match (bot/state.py) *before* the
+(bot/fibs/match.py): the bot records its own action there and stores the match (bot/state.py) *before* the
 command is sent; the server's echo confirms it, an error line or a board that shows otherwise undoes it.
 
-What FIBS forgets, the bot asks again (../shared/reference/fibs-protocol.md section 1.6): ``board`` after a
+What FIBS forgets, the bot asks again (../shared/reference/fibs-protocol.md section 1.6): the board (``board``,
+or ``b`` on a server that does not know ``board``, or none: then it decides again from its own view) after a
 resume, after "can't move", after a rejected resignation and after ``daemon.stall_timeout`` seconds without
-progress on the bot's turn; ``roll`` when the resumed match waits for a roll; ``join`` for the next game.
-Saved matches are resumed by inviting, never by joining (bot/policy.py).
+progress on the bot's turn; ``roll`` when the resumed match waits for a roll (no prompt is needed: BaldLies
+sends none in the Crawford game); ``join`` for the next game. Invitations, watching and tells live in
+bot/fibs/social.py: a saved match is resumed by joining an invitation to resume it or by inviting the
+opponent, never by joining a new match offered over it.
 """
 
 from __future__ import annotations
@@ -25,38 +28,37 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 import telnetlib3
 
 from bot import logs
-from bot.archive import Archive, archive_name
+from bot.archive import Archive
 from bot.config import Config, ConfigError
-from bot.fibs_match import (
-    CubeMade,
-    Desync,
-    MatchTracker,
-    MoveMade,
-    Note,
-    OwnRefused,
-    TrackerError,
+from bot.fibs.archiving import archive_stored
+from bot.fibs.match import CubeMade, Desync, MatchTracker, MoveMade, Note, OwnRefused, TrackerError
+from bot.fibs.session import (
+    Backoff,
+    FibsEndpoint,
+    LoginRejected,
+    PendingInvite,
+    Session,
+    decide,
+    event_names,
 )
-from bot.kibitz import Limiter, cube_comment, evaluation_text, fill, move_comment
-from bot.policy import Invite, OpponentInfo, invitation_verdict
+from bot.fibs.social import RESUME_RETRY, RESUME_WAIT, SocialMixin
+from bot.kibitz import Limiter, fill
 from bot.state import MatchStatus, StateStore, StoredMatch
 from engine.analyser import Analyser
 from engine.errors import EngineError
-from engine.formats.mat import write_mat
 from engine.ids import GameState
 from engine.levels import Level, parse_level
 from engine.match import MatchState
-from engine.player import Action as PlayerAction
 from engine.player import Player
 from engine.record import Action, ActionKind
 from protocols.fibs import events as ev
-from protocols.fibs.client import FibsClientProtocol, FibsCommandError
+from protocols.fibs.client import BOARD_COMMANDS, FibsClientProtocol, FibsCommandError
 
 # Toggles the bot needs (reference section 1.5): boards after every move and roll, no automatic doubles,
 # moves or bear-offs (every move is the bot's own), the Crawford rule, the roll-or-double question.
@@ -74,12 +76,7 @@ WANTED_TOGGLES = {
 }
 GOOD_SESSION = 60.0  # seconds logged in after which the next reconnect starts from the first delay again
 TICK = 0.25  # seconds between timer checks while nothing arrives
-INVITE_SETTLE = 0.3  # seconds to wait for the lines after an invitation (saved-match warning, savedcount)
-INVITE_PATIENCE = 3.0  # seconds to wait for ``show savedcount`` before deciding without it
-RESUME_RETRY = 60.0  # seconds between two resume invitations to the same player
 LEFT_PAUSE = 300.0  # GammonBot: no resume invitation for 5 minutes after the opponent left the game
-WATCH_RETRY = 30.0
-BACKOFF_FACTOR = 1.618
 _ERROR_PREFIXES = (
     "You can't",
     "It's not your turn",
@@ -95,104 +92,7 @@ _EOF = object()
 _WAKE = object()
 
 
-class LoginRejected(ConnectionError):
-    """The server answered the login with another prompt or "Login incorrect"."""
-
-
-@dataclass(frozen=True)
-class FibsEndpoint:
-    """Where and as whom a bot logs in; ``password`` is read at the moment of login, never kept."""
-
-    name: str  # the server's name in logs, the store and .mat headers
-    host: str
-    port: int
-    user: str
-    password: Callable[[], str] = field(repr=False)
-    client_name: str = "gammond"
-
-
-class Backoff:
-    """Reconnect delays: ``initial`` growing by 1.618 per failure up to ``cap``, each drawn from its upper
-    half (jitter), back to ``initial`` after ``reset``."""
-
-    def __init__(self, initial: float, cap: float, rng: random.Random | None = None) -> None:
-        self.initial = initial
-        self.cap = cap
-        self.rng = rng or random.Random()
-        self.failures = 0
-
-    def next(self) -> float:
-        ceiling = min(self.cap, self.initial * BACKOFF_FACTOR**self.failures)
-        self.failures += 1
-        return self.rng.uniform(ceiling / 2, ceiling)
-
-    def reset(self) -> None:
-        self.failures = 0
-
-
-@dataclass
-class _PendingInvite:
-    invite: Invite
-    arrived: float
-    last_line: float
-    saved_count: int | None = None
-
-
-@dataclass
-class _Session:
-    """What one connection knows; a new one starts with every connect."""
-
-    protocol: FibsClientProtocol
-    writer: Any
-    queue: asyncio.Queue[object]
-    connected_at: float
-    logged_in_at: float | None = None
-    login_sent: bool = False
-    set_up: bool = False
-    last_sent: float = 0.0
-    who: dict[str, ev.WhoInfo] = field(default_factory=dict)
-    saved_on_server: dict[str, ev.SavedMatch] = field(default_factory=dict)
-    bye_sent: bool = False
-
-
-def render_mat(tracker: MatchTracker) -> str | None:
-    """The .mat text of a tracker's record (None: no game was seen from its start)."""
-    record = tracker.record()
-    if record is None or not record.games:
-        return None
-    return write_mat(record)
-
-
-def archive_stored(archive: Archive, stored: StoredMatch, log: Any = None) -> str:
-    """Write ``stored`` to the archive (exactly once per match key); returns the file name ("" if none)."""
-    tracker = MatchTracker.restore(stored.snapshot)
-    text = render_mat(tracker)
-    if text is None:
-        if log is not None:
-            log.warning("no record to archive", match=stored.key)
-        return ""
-    started = tracker.started
-    name = archive_name(started, stored.server, tracker.names[0], tracker.names[1], tracker.length)
-    path = archive.store_text(stored.key, name, text)
-    return path.name if path is not None else archive.keys().get(stored.key, name)
-
-
-def recover_unarchived(store: StateStore, archive: Archive, log: Any = None) -> int:
-    """Archive the matches that ended before a crash let them reach the archive; returns how many."""
-    count = 0
-    for stored in store.finished_unarchived():
-        try:
-            name = archive_stored(archive, stored, log)
-        except (TrackerError, EngineError, OSError) as exc:  # kept FINISHED: tried again at the next start
-            if log is not None:
-                log.error("cannot archive a finished match", match=stored.key, error=str(exc))
-            continue
-        store.set_status(stored.key, MatchStatus.ARCHIVED, name)
-        count += 1
-    return count
-
-
-class FibsBot:
+class FibsBot(SocialMixin):
     """One account on one FIBS-style server; see the module docstring."""
 
     def __init__(
@@ -223,19 +123,21 @@ class FibsBot:
         self.logged_in = False
         self.sessions = 0
         self.matches_finished = 0
-        self._session: _Session | None = None
+        self._session: Session | None = None
         self._draining = False
         self._drain_deadline: float | None = None
         self._stopped = asyncio.Event()
         self._match: MatchTracker | None = None
         self._watch: MatchTracker | None = None
         self._watching: str | None = None
+        self._resume_invited_at = -1e9  # when the bot last invited someone to resume a saved match
+        self._watch_over: tuple[str, str] | None = None  # the players of the last watched match that ended
         self._watch_asked_at = -1e9
         self._acted: tuple[str, int] | None = None
         self._progress_at = 0.0
         self._joined_after_game = False
         self._idle_warned = False
-        self._invites: dict[str, _PendingInvite] = {}
+        self._invites: dict[str, PendingInvite] = {}
         self._last_invite: str | None = None
         self._resume_pause: dict[str, float] = {}  # opponent -> no resume invitation before this time
         self._players: dict[str, Player] = {}
@@ -302,6 +204,7 @@ class FibsBot:
                     self._persist(self._match)  # the server saves a match when the connection goes
                     self._end()
                 self._watch = self._watching = None
+                self._watch_asked_at = -1e9  # watching ends with the connection: ask again at once
                 self._invites.clear()
             if self._draining:
                 break
@@ -324,7 +227,7 @@ class FibsBot:
             )
         self.connected = True
         self.sessions += 1
-        session = _Session(FibsClientProtocol(), writer, asyncio.Queue(), self.clock())
+        session = Session(FibsClientProtocol(), writer, asyncio.Queue(), self.clock())
         self._session = session
         self.log.info("connected", host=self.endpoint.host, port=self.endpoint.port)
         reader_task = asyncio.create_task(self._read(reader, session))
@@ -337,7 +240,7 @@ class FibsBot:
             # asyncio.wait neither raises the reader's end nor swallows a cancellation of this task
             await asyncio.wait([reader_task])
 
-    async def _read(self, reader: Any, session: _Session) -> None:
+    async def _read(self, reader: Any, session: Session) -> None:
         try:
             while True:
                 data = await reader.read(65536)
@@ -352,7 +255,7 @@ class FibsBot:
         finally:
             session.queue.put_nowait(_EOF)
 
-    async def _serve(self, session: _Session) -> None:
+    async def _serve(self, session: Session) -> None:
         d = self.config.daemon
         while True:
             if session.logged_in_at is None and self.clock() - session.connected_at > d.login_timeout:
@@ -379,7 +282,7 @@ class FibsBot:
                     await self._wait_for_close(session, 2.0)
                     return
 
-    async def _wait_for_close(self, session: _Session, timeout: float) -> None:
+    async def _wait_for_close(self, session: Session, timeout: float) -> None:
         """After ``bye``: let the server read it and close the connection (or give up after ``timeout``)."""
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
@@ -394,7 +297,7 @@ class FibsBot:
 
     # -- sending --------------------------------------------------------------------------------------------
 
-    async def _send(self, session: _Session, data: bytes, what: str | None = None) -> None:
+    async def _send(self, session: Session, data: bytes, what: str | None = None) -> None:
         if not data:
             return
         spacing = self.config.daemon.command_spacing
@@ -410,13 +313,13 @@ class FibsBot:
             with contextlib.suppress(ConnectionError):
                 await drain()
 
-    async def _command(self, session: _Session, data: bytes) -> None:
+    async def _command(self, session: Session, data: bytes) -> None:
         """Send a command that carries no secret: it is logged as sent."""
         await self._send(session, data, data.decode("utf-8", "replace").strip())
 
     # -- events ---------------------------------------------------------------------------------------------
 
-    async def _handle(self, session: _Session, event: ev.FibsEvent) -> None:
+    async def _handle(self, session: Session, event: ev.FibsEvent) -> None:
         p = session.protocol
         if isinstance(event, ev.LoginPrompt | ev.Prompt | ev.LoginFailed):
             if session.logged_in_at is not None:
@@ -440,6 +343,16 @@ class FibsBot:
             return
         if isinstance(event, ev.PlayerLoggedOut):
             session.who.pop(event.name, None)
+            if event.name == self._watching:  # not every server says "You're not watching anymore"
+                self.log.info("the watched player logged out", player=event.name)
+                self._watching = None
+                self._watch = None
+            m = self._match
+            if m is not None and not m.finished and event.name == m.names[1]:
+                # FIBS also says "... The game was saved."; BaldLies sends only this CLIP 8 line
+                self.log.info("match saved by the server", reason="the opponent logged out", by=event.name)
+                self._persist(m)
+                self._end()
             return
         if isinstance(event, ev.SavedMatch):
             session.saved_on_server[event.opponent] = event
@@ -465,6 +378,8 @@ class FibsBot:
         if isinstance(event, ev.Watching):
             self._watching = event.player
             self.log.info("watching", player=event.player)
+            if self.active_match:  # a watch asked for before the match began: play only
+                await self._stop_watching(session)
             return
         if isinstance(event, ev.StoppedWatching | ev.NothingToWatch):
             if self._watching == event.player or isinstance(event, ev.NothingToWatch):
@@ -483,6 +398,9 @@ class FibsBot:
                 self._joined_after_game = True
                 await self._command(session, p.join())
             return
+        if isinstance(event, ev.UnknownCommand):
+            await self._on_unknown_command(session, event)
+            return
         if isinstance(event, ev.Unknown):
             if event.reason:
                 self.log.warning("unreadable line", line=event.raw[:200], reason=event.reason)
@@ -492,7 +410,7 @@ class FibsBot:
             return
         await self._on_match_event(session, event)
 
-    async def _set_up(self, session: _Session, info: ev.OwnInfo) -> None:
+    async def _set_up(self, session: Session, info: ev.OwnInfo) -> None:
         """Toggles from CLIP 2 made what the bot needs, sending only those that differ."""
         p = session.protocol
         await self._command(session, p.set_variable("boardstyle", 3))
@@ -504,90 +422,6 @@ class FibsBot:
             await self._command(session, p.back())
         await self._command(session, p.show_saved())
         session.set_up = True
-
-    # -- invitations ------------------------------------------------------------------------------------------
-
-    def _on_invitation_line(self, session: _Session, event: ev.FibsEvent) -> None:
-        now = self.clock()
-        if isinstance(event, ev.Invitation):
-            invite = Invite(event.inviter, event.length, event.unlimited, event.resume)
-            self._invites[event.inviter] = _PendingInvite(invite, now, now)
-            self._last_invite = event.inviter
-            self._spawn_command(session, session.protocol.show_savedcount(event.inviter))
-        elif isinstance(event, ev.JoinHint):
-            pending = self._invites.get(event.inviter)
-            if pending is not None:
-                pending.last_line = now
-        elif isinstance(event, ev.SavedMatchWarning):
-            pending = self._invites.get(self._last_invite or "")
-            if pending is not None:
-                pending.invite = Invite(
-                    pending.invite.inviter,
-                    pending.invite.length,
-                    pending.invite.unlimited,
-                    pending.invite.resume,
-                    saved_warning=True,
-                )
-                pending.last_line = now
-        elif isinstance(event, ev.SavedCount):
-            pending = self._invites.get(event.player)
-            if pending is not None:
-                pending.saved_count = event.count
-
-    async def _decide_invitations(self, session: _Session) -> None:
-        now = self.clock()
-        p = session.protocol
-        for name, pending in list(self._invites.items()):
-            if now - pending.last_line < INVITE_SETTLE:
-                continue
-            if pending.saved_count is None and now - pending.arrived < INVITE_PATIENCE:
-                continue
-            del self._invites[name]
-            if self._draining:
-                await self._decline(session, name, "I am shutting down; please try again later.")
-                continue
-            if self.active_match:
-                await self._decline(session, name, "I am playing a match; please try again later.")
-                continue
-            who = session.who.get(name)
-            info = OpponentInfo(
-                name,
-                rating=who.rating if who else None,
-                experience=who.experience if who else None,
-                saved_count=pending.saved_count,
-            )
-            saved = {m.opponent for m in self.store.active(self.endpoint.name, self.endpoint.user)}
-            verdict = invitation_verdict(pending.invite, info, self.config.policy, saved)
-            self.log.info("invitation", inviter=name, accept=verdict.accept, reason=verdict.reason)
-            if not verdict.accept:
-                await self._decline(session, name, f"Sorry, {verdict.reason}.")
-            elif verdict.resume:
-                await self._command(session, p.invite(name))
-                self._resume_pause[name] = now + RESUME_RETRY
-            else:
-                if self._watching:
-                    await self._command(session, p.unwatch())
-                await self._command(session, p.join(name))
-
-    async def _decline(self, session: _Session, name: str, text: str) -> None:
-        with contextlib.suppress(FibsCommandError):
-            await self._command(session, session.protocol.tell(name, text))
-
-    async def _invite_saved(self, session: _Session) -> None:
-        """Resume saved matches by inviting opponents who are online and free (one invitation at a time)."""
-        if self.active_match or self._draining or self._invites:
-            return
-        now = self.clock()
-        stored = [m.opponent for m in self.store.active(self.endpoint.name, self.endpoint.user)]
-        online = [name for name, row in session.saved_on_server.items() if row.online]
-        for name in dict.fromkeys([*stored, *online]):
-            who = session.who.get(name)
-            if who is None or who.opponent is not None or now < self._resume_pause.get(name, 0.0):
-                continue
-            self._resume_pause[name] = now + RESUME_RETRY
-            self.log.info("inviting to resume", opponent=name)
-            await self._command(session, session.protocol.invite(name))
-            return
 
     # -- the match ------------------------------------------------------------------------------------------
 
@@ -628,12 +462,13 @@ class FibsBot:
         self._acted = None
         structlog.contextvars.unbind_contextvars("match", "opponent")
 
-    async def _on_match_joined(self, session: _Session, event: ev.MatchJoined) -> None:
+    async def _on_match_joined(self, session: Session, event: ev.MatchJoined) -> None:
         old = self._stored_tracker(event.opponent)
         if old is not None:
             # Joining a new match discards the saved one on FIBS: keep what we have of it.
             self.log.warning("a new match replaces a saved one", old=old.key)
             await self._close_match(old, MatchStatus.ABANDONED, "the server replaced it by a new match")
+        await self._stop_watching(session)
         length = 0 if event.unlimited or event.length is None else event.length
         tracker = self._new_tracker(event.opponent, length)
         self._begin(tracker)
@@ -644,7 +479,8 @@ class FibsBot:
             with contextlib.suppress(FibsCommandError):
                 await self._command(session, session.protocol.kibitz(text))
 
-    async def _on_match_resumed(self, session: _Session, event: ev.MatchResumed) -> None:
+    async def _on_match_resumed(self, session: Session, event: ev.MatchResumed) -> None:
+        await self._stop_watching(session)
         tracker = self._stored_tracker(event.opponent)
         if tracker is None:
             self._end()  # the first board tells what match this is
@@ -668,7 +504,7 @@ class FibsBot:
         self._begin(tracker)
         return tracker
 
-    async def _on_match_event(self, session: _Session, event: ev.FibsEvent) -> None:
+    async def _on_match_event(self, session: Session, event: ev.FibsEvent) -> None:
         if isinstance(event, ev.Board):
             board = event.board
             if board.watching:
@@ -680,7 +516,7 @@ class FibsBot:
             self._progress_at = self.clock()
         else:
             tracker = self._match
-            names = _event_names(event)
+            names = event_names(event)
             if tracker is None or (names and not ({ev.YOU, *tracker.names} & names)):
                 await self._on_watched_event(session, event)
                 return
@@ -693,7 +529,7 @@ class FibsBot:
         await self._after_feed(session, tracker, notes, before)
 
     async def _after_feed(
-        self, session: _Session, tracker: MatchTracker, notes: list[Note], before: int
+        self, session: Session, tracker: MatchTracker, notes: list[Note], before: int
     ) -> None:
         if tracker.version != before:
             self._progress_at = self.clock()
@@ -728,7 +564,7 @@ class FibsBot:
             )
         )
 
-    async def _finish(self, session: _Session, tracker: MatchTracker) -> None:
+    async def _finish(self, session: Session, tracker: MatchTracker) -> None:
         state = tracker.state
         score = list(state.score) if state is not None else None
         self.log.info("match over", score=score, complete_record=not tracker.record_note)
@@ -764,7 +600,7 @@ class FibsBot:
         self.store.set_status(tracker.key, final, name)
         self.log.info("archived", file=name or None, complete=not tracker.record_note)
 
-    async def _on_saved(self, session: _Session, event: ev.GameSaved | ev.PlayerLeftGame) -> None:
+    async def _on_saved(self, session: Session, event: ev.GameSaved | ev.PlayerLeftGame) -> None:
         m = self._match
         if isinstance(event, ev.PlayerLeftGame):
             if self._watch is not None and event.player in self._watch.names:
@@ -778,7 +614,7 @@ class FibsBot:
         self._persist(m)
         self._end()
 
-    async def _on_notice(self, session: _Session, event: ev.ServerNotice) -> None:
+    async def _on_notice(self, session: Session, event: ev.ServerNotice) -> None:
         text = event.text
         if text.startswith("There's no saved match with "):
             name = text[len("There's no saved match with ") :].split(".")[0].strip()
@@ -789,7 +625,7 @@ class FibsBot:
             self._resume_pause[name] = self.clock() + RESUME_RETRY
             return
         if self._match is not None and text.startswith(_ERROR_PREFIXES):
-            # The board the bot asks for shows whether its last action was taken (bot/fibs_match.py).
+            # The board the bot asks for shows whether its last action was taken (bot/fibs/match.py).
             self.log.warning("server error", text=text)
             await self._request_board(session)
 
@@ -806,11 +642,25 @@ class FibsBot:
         else:
             await self._close_match(tracker, MatchStatus.ABANDONED, "the server no longer knows this match")
 
-    async def _request_board(self, session: _Session) -> None:
+    async def _request_board(self, session: Session) -> None:
+        """Ask for the board; on a server without one, the bot decides again from its own view (a roll or move
+        it sent again is refused harmlessly) and the next board the server sends corrects it."""
         if self._match is not None:
             self._match.board_requested()
         self._acted = None
-        await self._command(session, session.protocol.board())
+        if session.board_command is not None:
+            await self._command(session, session.protocol.board(session.board_command))
+
+    async def _on_unknown_command(self, session: Session, event: ev.UnknownCommand) -> None:
+        """Learn that the server lacks the board command in use: take the next one (``b``), or none."""
+        used = session.board_command
+        if used is None or event.command.strip().lower() != used:
+            return
+        following = BOARD_COMMANDS.index(used) + 1
+        session.board_command = BOARD_COMMANDS[following] if following < len(BOARD_COMMANDS) else None
+        self.log.info("the server has no board command", command=used, instead=session.board_command)
+        if self._match is not None and not self._match.finished:
+            await self._request_board(session)
 
     # -- acting ---------------------------------------------------------------------------------------------
 
@@ -830,7 +680,7 @@ class FibsBot:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.executor, fn, *args)
 
-    async def _maybe_act(self, session: _Session) -> None:
+    async def _maybe_act(self, session: Session) -> None:
         m = self._match
         if m is None or not m.due():
             return
@@ -840,7 +690,7 @@ class FibsBot:
         state = m.state
         assert state is not None
         try:
-            action: Action | None = await self._run_engine(_decide, self._player_for(m.names[1]), state)
+            action: Action | None = await self._run_engine(decide, self._player_for(m.names[1]), state)
         except EngineError as exc:
             self.log.error("the engine failed", error=str(exc), state=state.gnubg_id)
             self._acted = mark
@@ -851,7 +701,7 @@ class FibsBot:
         await self._perform(session, m, state, action)
 
     async def _perform(
-        self, session: _Session, m: MatchTracker, state: MatchState, action: Action | None
+        self, session: Session, m: MatchTracker, state: MatchState, action: Action | None
     ) -> None:
         p = session.protocol
         if action is None:
@@ -860,7 +710,12 @@ class FibsBot:
         kind = action.kind
         if kind == ActionKind.MOVE and not action.move:
             return  # no legal play: the server passes by itself ("You can't move.")
-        m.act(action)
+        try:
+            m.act(action)
+        except EngineError as exc:  # a view the engine's rules refuse: ask the server rather than act
+            self.log.error("the bot's action does not apply", action=str(action), error=str(exc))
+            await self._request_board(session)
+            return
         self._persist(m)  # stored before acting
         if kind == ActionKind.MOVE:
             assert action.move is not None
@@ -876,7 +731,7 @@ class FibsBot:
 
     # -- timers ---------------------------------------------------------------------------------------------
 
-    async def _timers(self, session: _Session) -> None:
+    async def _timers(self, session: Session) -> None:
         now = self.clock()
         d = self.config.daemon
         p = session.protocol
@@ -899,11 +754,12 @@ class FibsBot:
                 await self._idle_opponent(session, m, idle)
         elif not self._draining:
             await self._invite_saved(session)
-            await self._watch_by_config(session)
+            if now - self._resume_invited_at > RESUME_WAIT:  # the invitee may join: watch later
+                await self._watch_by_config(session)
         if now - session.last_sent > d.keepalive:
             await self._command(session, p.show_saved())
 
-    async def _idle_opponent(self, session: _Session, m: MatchTracker, idle: float) -> None:
+    async def _idle_opponent(self, session: Session, m: MatchTracker, idle: float) -> None:
         policy = self.config.policy
         opponent = m.names[1]
         if idle > policy.idle_leave:
@@ -921,7 +777,7 @@ class FibsBot:
             with contextlib.suppress(FibsCommandError):
                 await self._command(session, session.protocol.kibitz(f"Are you there, {opponent}?"))
 
-    async def _drained(self, session: _Session) -> bool:
+    async def _drained(self, session: Session) -> bool:
         """During a drain: once no match runs (or the grace is over, the match saved by ``leave``), log out."""
         p = session.protocol
         if session.set_up and p.toggles.get("ready"):
@@ -941,182 +797,3 @@ class FibsBot:
             await self._command(session, p.bye())
         self._stopped.set()
         return True
-
-    # -- watching and kibitzing -----------------------------------------------------------------------------
-
-    async def _watch_by_config(self, session: _Session) -> None:
-        wanted = self.config.kibitz.watch
-        now = self.clock()
-        if not wanted or self._watching or now - self._watch_asked_at < WATCH_RETRY:
-            return
-        for name in wanted:
-            who = session.who.get(name)
-            if who is not None and who.opponent is not None:
-                self._watch_asked_at = now
-                await self._command(session, session.protocol.watch(name))
-                return
-
-    async def _on_watched_event(self, session: _Session, event: ev.FibsEvent) -> None:
-        watched = self._watching
-        if watched is None:
-            return
-        if isinstance(event, ev.Board):
-            board = event.board
-            if board.player != watched:
-                return
-            w = self._watch
-            if w is None or w.names[1] != board.opponent or w.finished:
-                now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
-                length = 0 if board.unlimited else board.match_length
-                w = MatchTracker(
-                    key=f"{self.endpoint.name}/watch/{watched}-{board.opponent}/{now:%Y%m%dT%H%M%SZ}"
-                    f"-{self.rng.getrandbits(16):04x}",
-                    server=self.endpoint.name,
-                    names=(watched, board.opponent),
-                    length=length,
-                    started=now,
-                    watching=True,
-                )
-                self._watch = w
-        w = self._watch
-        if w is None:
-            return
-        names = _event_names(event)
-        if names and not (set(w.names) & names):
-            return
-        notes = w.feed(event)
-        for note in notes:
-            if isinstance(note, MoveMade | CubeMade):
-                self._comment(session, w, note)
-            elif isinstance(note, Desync):
-                self.log.debug("watched match view corrected", reason=note.reason)
-        if w.finished:
-            self.log.info("watched match over", players=list(w.names))
-            if self.config.kibitz.archive_watched and self.archive is not None:
-                self._persist(w, MatchStatus.FINISHED)
-                stored = self.store.get(w.key)
-                if stored is not None:
-                    try:
-                        name = archive_stored(self.archive, stored, self.log)
-                        self.store.set_status(w.key, MatchStatus.ARCHIVED, name)
-                    except (TrackerError, EngineError, OSError) as exc:
-                        self.log.error("archiving a watched match failed", error=str(exc))
-            self._watch = None
-
-    def _comment(self, session: _Session, tracker: MatchTracker, note: MoveMade | CubeMade) -> None:
-        """Analyse a play or cube action in the background; kibitz the verdict if it is a clear error."""
-        k = self.config.kibitz
-        if not k.enabled or not self.limiter.ready():
-            return
-        who = tracker.names[note.player]
-
-        async def job() -> None:
-            if isinstance(note, MoveMade):
-                comment = await self._run_engine(move_comment, self.analyser, note.before, note.move, who)
-            else:
-                comment = await self._run_engine(cube_comment, self.analyser, note.before, note.kind, who)
-            if comment is None or comment.loss < k.threshold or not self.limiter.allow():
-                return
-            if self._session is not session:
-                return
-            p = session.protocol
-            quiet = k.whisper or tracker.watching
-            with contextlib.suppress(FibsCommandError, ConnectionError):
-                await self._command(session, p.whisper(comment.text) if quiet else p.kibitz(comment.text))
-
-        self._spawn(job())
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    def _spawn_command(self, session: _Session, data: bytes) -> None:
-        self._spawn(self._command(session, data))
-
-    # -- tell commands ----------------------------------------------------------------------------------------
-
-    async def _on_tell(self, session: _Session, event: ev.Says) -> None:
-        try:
-            await self._answer_tell(session, event)
-        except FibsCommandError as exc:  # a name or text that cannot be sent back
-            self.log.info("tell not answered", sender=event.sender, error=str(exc))
-
-    async def _answer_tell(self, session: _Session, event: ev.Says) -> None:
-        sender = event.sender
-        words = event.message.split()
-        command = words[0].lower() if words else ""
-        p = session.protocol
-        reply: str
-        if command == "help":
-            reply = "I am a backgammon bot. Tell me: help | level | eval [gnubg id] | watch NAME | unwatch"
-        elif command == "level":
-            text = self.config.engine.opponent_levels.get(sender) or self.config.engine.level
-            reply = f"I play at level {text} against you."
-        elif command == "eval":
-            reply = await self._eval_reply(words[1:])
-        elif command == "watch" and len(words) == 2:
-            if self.active_match:
-                reply = "I am playing a match; I cannot watch now."
-            else:
-                await self._command(session, p.watch(words[1]))
-                reply = f"Watching {words[1]}."
-        elif command == "unwatch":
-            await self._command(session, p.unwatch())
-            reply = "Stopped watching."
-        else:
-            reply = "I did not understand that; tell me 'help'."
-        self.log.info("tell", sender=sender, command=command)
-        await self._command(session, p.tell(sender, reply))
-
-    async def _eval_reply(self, args: list[str]) -> str:
-        state: MatchState | None
-        if args:
-            try:
-                state = MatchState.from_gnubg_id(args[0])
-            except EngineError as exc:
-                return f"eval: {exc}"
-        else:
-            m = self._match or self._watch
-            state = m.state if m is not None else None
-            if state is None or state.game_state != GameState.PLAYING:
-                return "eval: no game in progress; give a gnubg id (POSITIONID:MATCHID)."
-        if state.game_state != GameState.PLAYING:
-            return "eval: that id has no game in progress."
-        try:
-            return await self._run_engine(evaluation_text, self.analyser, state)
-        except EngineError as exc:
-            return f"eval: {exc}"
-
-
-def _decide(player: Player, state: MatchState) -> Action | None:
-    """The bot's one action for ``state`` (it is player 0 and must act; None: roll), through the Player's
-    parts, so that a resignation the opponent declined is not offered again in the same turn."""
-    if state.resigned:
-        kind = ActionKind.ACCEPT if player.accepts_resignation(state) else ActionKind.REJECT
-        return Action(0, kind)
-    if state.doubled:
-        answer = player.answer_double(state)
-        return Action(0, ActionKind.DROP if answer == PlayerAction.DROP else ActionKind.TAKE)
-    if not state.dice[0]:
-        offer = player.resignation(state)
-        if offer and offer > state.resignation_declined:
-            return Action(0, ActionKind.RESIGN, level=offer)
-        if player.wants_to_double(state):
-            return Action(0, ActionKind.DOUBLE)
-        return None
-    plays = state.legal_plays()
-    if len(plays) == 1:
-        return Action(0, ActionKind.MOVE, dice=state.dice, move=plays[0].move)
-    ranked = player.choose_move(state)
-    return Action(0, ActionKind.MOVE, dice=state.dice, move=ranked.play.move)
-
-
-def _event_names(event: ev.FibsEvent) -> set[str]:
-    """The player names an in-game event line mentions (to route it to the played or the watched match)."""
-    names = set()
-    for attr in ("player", "winner", "opponent", "first", "second"):
-        value = getattr(event, attr, None)
-        if isinstance(value, str):
-            names.add(value)
-    return names
