@@ -93,10 +93,14 @@ class BackgroundAnalysis:
                         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_nice
                     )
                 _, err = self._child.communicate()
-                if self._child.returncode == 0:
+                rc = self._child.returncode
+                if rc == 0:
                     _log.info("analysis_written", file=path)
+                elif self._closed:  # terminated by shutdown: the next backfill analyses it again
+                    _log.info("analysis_interrupted", file=path)
                 else:
-                    _log.warning("analysis_failed", file=path, error=err.decode(errors="replace")[-300:])
+                    detail = err.decode(errors="replace").strip()[-300:] or f"exit status {rc}"
+                    _log.warning("analysis_failed", file=path, error=detail)
             except OSError as exc:
                 _log.warning("analysis_failed", file=path, error=str(exc))
             finally:
