@@ -34,7 +34,7 @@ from engine.met import MatchEquityTable
 from engine.moves import ROLLS, Play, legal_plays, roll_children
 from engine.position import Position
 
-__all__ = ["FILTERS", "ROLLS", "MoveFilter", "RankedMove", "Search", "apply_filter"]
+__all__ = ["FILTERS", "ROLLS", "MoveFilter", "RankedMove", "Search", "apply_filter", "best_first"]
 
 EquityFn = Callable[[np.ndarray], np.ndarray]
 Perturb = Callable[[Sequence[Position], np.ndarray], np.ndarray]
@@ -76,9 +76,23 @@ FILTERS: dict[str, dict[int, tuple[MoveFilter, ...]]] = {
 }
 
 
-def apply_filter(equities: np.ndarray, flt: MoveFilter) -> np.ndarray:
-    """Indices (into ``equities``, best first) of the moves the filter keeps."""
-    order = np.argsort(-equities, kind="stable")
+def best_first(equities: np.ndarray, secondary: np.ndarray | None = None) -> np.ndarray:
+    """Indices best first: by ``equities``, ties by ``secondary`` (higher first), then by index.
+
+    gnubg sorts its move list the same way (CompareMoves: rScore, then rScore2, the cubeless equity). Cubeful
+    equities tie exactly more often than one would think: wherever the opponent would double and the mover
+    should pass after every move, each move is worth exactly -1 (or the same match winning chance), and only
+    the cubeless equity tells the moves apart.
+    """
+    n = len(equities)
+    if secondary is None:
+        return np.argsort(-equities, kind="stable")
+    return np.lexsort((np.arange(n), -np.asarray(secondary), -np.asarray(equities)))
+
+
+def apply_filter(equities: np.ndarray, flt: MoveFilter, secondary: np.ndarray | None = None) -> np.ndarray:
+    """Indices (into ``equities``, best first, ties by ``secondary``) of the moves the filter keeps."""
+    order = best_first(equities, secondary)
     if flt.accept < 0:
         return order
     keep = max(flt.accept, 1)
@@ -114,6 +128,7 @@ class RankedMove:
     probs: np.ndarray  # the mover's 5 probabilities after the move (cubeless)
     equity: float  # the mover's equity: cubeful for the cube state searched, else by the equity function
     plies: int  # depth this move was evaluated at
+    cubeless: float | None = None  # the mover's cubeless equity (the tie-break of cubeful ranking)
 
     def __repr__(self) -> str:
         return f"RankedMove({self.play.move!s}, equity={self.equity:+.4f}, plies={self.plies})"
@@ -275,10 +290,10 @@ class Search:
     ) -> list[RankedMove]:
         """Legal plays best first.
 
-        With ``cube`` (the mover's cube state, he being on roll) moves are ranked by n-ply cubeful equity;
-        without it by cubeless ``equity`` (a cubeless money game). ``perturb`` (noise) distorts the mover's
-        probabilities of each candidate; deeper than 0-ply its cubeless equity change moves the candidate's
-        equity too.
+        With ``cube`` (the mover's cube state, he being on roll) moves are ranked by n-ply cubeful equity, ties
+        by cubeless ``equity`` (as gnubg's move sort); without it by cubeless ``equity`` (a cubeless money
+        game). ``perturb`` (noise) distorts the mover's probabilities of each candidate; deeper than 0-ply its
+        cubeless equity change moves the candidate's equity too.
         """
         plays = legal_plays(position, dice)
         after = [p.position.swap() for p in plays]  # the opponent is on roll after our move
@@ -311,7 +326,7 @@ class Search:
         every = np.arange(len(plays))
         probs, eq = score(every, 0)
         depth = np.zeros(len(plays), dtype=int)
-        alive = np.argsort(-eq, kind="stable")
+        alive = best_first(eq, equity(probs))
         if plies > 0 and len(plays) > 1:
             filters = FILTERS[move_filter][plies] if isinstance(move_filter, str) else tuple(move_filter)
             if len(filters) != plies:
@@ -320,7 +335,7 @@ class Search:
             for k, flt in enumerate(filters):
                 if flt.accept < 0:
                     continue
-                alive = alive[apply_filter(eq[alive], flt)]
+                alive = alive[apply_filter(eq[alive], flt, equity(probs[alive]))]
                 nxt = k + 1
                 if nxt == plies or filters[nxt].accept >= 0:
                     probs[alive], eq[alive] = score(alive, nxt)
@@ -328,9 +343,11 @@ class Search:
             if plies not in set(depth[alive].tolist()):
                 probs[alive], eq[alive] = score(alive, plies)
                 depth[alive] = plies
-        # Deeper-searched moves rank above shallower ones, as in gnubg's hint list.
-        order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i]))
-        return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i])) for i in order]
+        # Deeper-searched moves rank above shallower ones, as in gnubg's hint list; equal equities by the
+        # cubeless equity (gnubg's rScore2), then in move-generation order.
+        second = equity(probs)
+        order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i], -second[i], i))
+        return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i]), float(second[i])) for i in order]
 
 
 def _probs_of(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
