@@ -44,9 +44,19 @@ def answer(req):
         swapped = (after[1], after[0])  # the opponent on roll
         probs = gnubg.evaluate(swapped, opp_ci, EC0)
         cf = gnubg.cfevaluate(swapped, opp_ci, dict(EC0, cubeful=1))
-        moves.append({"move": entry["move"], "after": encode(after), "opp_probs": list(probs[:5]),
-                      "opp_optimal": cf[0], "hint_equity": entry["equity"]})
-    return {"moves": moves, "cubeinfo": {k: ci[k] for k in ("cube", "cubeowner", "move", "matchto", "jacoby")}}
+        moves.append(
+            {
+                "move": entry["move"],
+                "after": encode(after),
+                "opp_probs": list(probs[:5]),
+                "opp_optimal": cf[0],
+                "hint_equity": entry["equity"],
+            }
+        )
+    return {
+        "moves": moves,
+        "cubeinfo": {k: ci[k] for k in ("cube", "cubeowner", "move", "matchto", "jacoby")},
+    }
 
 
 def main():
@@ -66,7 +76,7 @@ def main():
             try:
                 ans = answer(req)
             except Exception as exc:  # report, never stop: the parent counts it
-                ans = {"error": "%s: %s" % (type(exc).__name__, exc)}
+                ans = {"error": f"{type(exc).__name__}: {exc}"}
             ans["i"] = req["i"]
             out.write(json.dumps(ans) + "\n")
             out.flush()

@@ -84,13 +84,10 @@ def samples(analyser: Analyser, n: int, seed: int) -> list[tuple[str, Sample]]:
     moves, _, _ = self_play(analyser, n, 0, seed)
     rng = random.Random(seed + 7)
     out = []
+    bounds = np.cumsum([share for _, share in MIX])
     for i, s in enumerate(moves):
-        frac = (i + 0.5) / len(moves)
-        acc = 0.0
-        for label, share in MIX:
-            acc += share
-            if frac <= acc:
-                break
+        k = int(np.searchsorted(bounds, (i + 0.5) / len(moves)))
+        label = MIX[min(k, len(MIX) - 1)][0]
         out.append((label, Sample(s.position, s.dice, cube_state(label, rng, rng.randint(0, 1)))))
     return out
 
@@ -179,9 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     analyser = Analyser.default()
     chosen = samples(analyser, args.n, args.seed)
-    requests: list[dict[str, object]] = [
-        {"i": i, "gnubgid": s.gnubg_id} for i, (_, s) in enumerate(chosen)
-    ]
+    requests: list[dict[str, object]] = [{"i": i, "gnubgid": s.gnubg_id} for i, (_, s) in enumerate(chosen)]
     answers = run_batch(
         GNUBG,
         WORKER,
@@ -221,13 +216,27 @@ def main(argv: list[str] | None = None) -> int:
                 ans = answers.get(i)
                 if ans is None or "error" in ans:
                     continue
-                row = {"label": label, "gnubgid": s.gnubg_id, "ci": list(_ci_fields(s.ci)), "moves": ans["moves"]}
+                row = {
+                    "label": label,
+                    "gnubgid": s.gnubg_id,
+                    "ci": list(_ci_fields(s.ci)),
+                    "moves": ans["moves"],
+                }
                 fh.write(json.dumps(row) + "\n")
     return 0
 
 
 def _ci_fields(ci: CubeInfo) -> tuple[object, ...]:
-    return (ci.cube, ci.owner, ci.on_roll, ci.match_length, list(ci.score), ci.crawford, ci.jacoby, ci.beavers)
+    return (
+        ci.cube,
+        ci.owner,
+        ci.on_roll,
+        ci.match_length,
+        list(ci.score),
+        ci.crawford,
+        ci.jacoby,
+        ci.beavers,
+    )
 
 
 if __name__ == "__main__":
