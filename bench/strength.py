@@ -46,11 +46,8 @@ sys.path.insert(0, str(ROOT))
 from bench.external_bot import ExternalBot, Turn  # noqa: E402
 from engine.evaluator import money_equity, terminal_probs  # noqa: E402
 from engine.match import MatchState  # noqa: E402
-from engine.moves import legal_plays  # noqa: E402
-from engine.notation import parse_move  # noqa: E402
 from engine.player import Player  # noqa: E402
 from engine.position import Position  # noqa: E402
-from protocols.fibs.board import format_board  # noqa: E402
 
 GNUBG = os.environ.get("GNUBG") or shutil.which("gnubg") or "/usr/games/gnubg"
 
@@ -142,39 +139,6 @@ def game_result(winner_view: Position) -> int:
     return 1 + int(probs[1]) + int(probs[2])
 
 
-def play_game(
-    rolls: list[tuple[int, int]], our_seat: int, choose_ours, gnubg: GnubgEngine, timing: dict[str, float]
-) -> int:
-    """One cubeless game; returns the points won by seat 0 (negative if seat 1 won)."""
-    pos = Position.initial()
-    seat = 0
-    for turn, dice in enumerate(rolls):
-        plays = legal_plays(pos, dice)
-        t0 = time.perf_counter()
-        if len(plays) == 1:
-            play = plays[0]
-        elif seat == our_seat:
-            play = choose_ours(pos, dice)
-        else:
-            line = format_board(pos, opponent="ours", player="gnubg", match_length=0, dice=dice)
-            reply = gnubg.ask(line)
-            play = parse_move(reply, pos, dice)
-            timing["gnubg_moves"] += 1
-            timing["gnubg_seconds"] += time.perf_counter() - t0
-        if seat == our_seat and len(plays) > 1:
-            timing["our_moves"] += 1
-            timing["our_seconds"] += time.perf_counter() - t0
-        after = play.position
-        if not any(after.me):
-            points = game_result(after)
-            return points if seat == 0 else -points
-        pos = after.swap()
-        seat = 1 - seat
-        if turn > 2000:
-            raise RuntimeError("game did not end")
-    raise RuntimeError("ran out of dice")
-
-
 def dice_sequence(seed: int, n: int = 600) -> list[tuple[int, int]]:
     rng = random.Random(seed)
     first = (rng.randint(1, 6), rng.randint(1, 6))
@@ -183,31 +147,46 @@ def dice_sequence(seed: int, n: int = 600) -> list[tuple[int, int]]:
     return [first] + [(rng.randint(1, 6), rng.randint(1, 6)) for _ in range(n)]
 
 
-def worker(args: tuple[int, list[int], str, str, int, str | None, str | None]) -> dict[str, object]:
-    index, pair_seeds, ours, gnubg_level, port, models, checkpoint = args
+MODES = ("cubeless", "cube", "cubeless-ranking")
+
+
+def worker(args: tuple[int, list[int], str, str, int, str | None, str | None, str]) -> dict[str, object]:
+    """Plays the duplicate pairs of ``pair_seeds`` against one gnubg engine; one checkpoint line per pair."""
+    index, pair_seeds, ours, gnubg_level, port, models, checkpoint, mode = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from bench._money_game import Ours, play_game, player_side
     from engine.analyser import Analyser
     from engine.levels import parse_level
 
     analyser = Analyser.default(Path(models) if models else None, threads=1)
     level = parse_level(ours)
-    perturb = level.chequer_perturber(random.Random(index))
+    player = Player(analyser, level, rng=random.Random(index))
+    side = player_side(player)
+    if mode == "cubeless-ranking":  # diagnostic: not the daemon's path, moves ranked by cubeless money equity
+        perturb = level.chequer_perturber(random.Random(index))
 
-    def choose(pos: Position, dice: tuple[int, int]):  # type: ignore[no-untyped-def]
-        ranked = analyser.search.rank(
-            pos, dice, level.plies, level.move_filter, equity=money_equity, perturb=perturb
-        )
-        return ranked[0].play
+        def cubeless(state: MatchState):  # type: ignore[no-untyped-def]
+            ranked = analyser.search.rank(
+                state.position,
+                state.dice,
+                level.plies,
+                level.move_filter,
+                equity=money_equity,
+                perturb=perturb,
+            )
+            return ranked[0].play
 
-    engine = GnubgEngine(port, gnubg_level, cubeful=False, seed=1000 + index)
-    timing = {"our_moves": 0, "our_seconds": 0.0, "gnubg_moves": 0, "gnubg_seconds": 0.0}
+        side = Ours(cubeless, side.double, side.take)
+    engine = GnubgEngine(port, gnubg_level, cubeful=mode == "cube", seed=1000 + index)
+    timing: dict[str, float] = {}
     pairs = []
+    cube = mode == "cube"
     try:
         for s in pair_seeds:
             rolls = dice_sequence(s)
-            a = play_game(rolls, 0, choose, engine, timing)  # we are seat 0
+            a = play_game(rolls, 0, side, engine, timing, cube)  # we are seat 0
             b = -play_game(
-                rolls, 1, choose, engine, timing
+                rolls, 1, side, engine, timing, cube
             )  # we are seat 1: seat 0's points count against us
             pairs.append((a + b) / 2.0)
             if checkpoint:  # one line per finished pair: a stopped run resumes where it was
@@ -638,10 +617,30 @@ def read_checkpoint(checkpoint: Path) -> dict[int, tuple[float, dict[str, float]
     return done
 
 
+def _progress(checkpoint: Path, seeds: set[int], total: int, t0: float, started: int) -> None:
+    """One progress line from the checkpoint files: pairs done, running ppg and interval, time left."""
+    done = read_checkpoint(checkpoint)
+    vals = [p for s, (p, _) in done.items() if s in seeds]
+    n = len(vals)
+    new = max(0, n - started)
+    rate = new / max(1e-9, time.time() - t0)
+    left = (total - n) / rate if rate > 0 else float("nan")
+    bar = "#" * int(30 * n / max(1, total))
+    summary = summarise(vals) if n > 1 else {"ppg": 0.0, "ci95": float("nan")}
+    print(
+        f"\r  [{bar:<30}] {n}/{total} pairs  {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg  "
+        f"~{left / 60:.0f} min left ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def money_main(args: argparse.Namespace) -> int:
     n_pairs = max(1, args.games // 2)
     seeds = [args.seed * 1_000_003 + i for i in range(n_pairs)]
-    checkpoint = args.checkpoint or ROOT / "var" / "strength" / f"money_{args.ours}_{args.gnubg}_s{args.seed}"
+    default = ROOT / "var" / "strength" / f"money_{args.mode}_{args.ours}_{args.gnubg}_s{args.seed}"
+    checkpoint = args.checkpoint or default
     checkpoint = Path(str(checkpoint).replace("=", "-").replace(",", "_"))
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     done = read_checkpoint(checkpoint)
@@ -651,33 +650,51 @@ def money_main(args: argparse.Namespace) -> int:
     chunks = [todo[i :: args.workers] for i in range(args.workers)]
     run_id = len(list(checkpoint.parent.glob(checkpoint.name + ".*")))  # new files for this run's workers
     jobs = [
-        (run_id + i, chunk, args.ours, args.gnubg, args.port + i, args.models, str(checkpoint))
+        (run_id + i, chunk, args.ours, args.gnubg, args.port + i, args.models, str(checkpoint), args.mode)
         for i, chunk in enumerate(chunks)
         if chunk
     ]
     t0 = time.time()
     results: list[dict[str, Any]] = []
     if jobs:
+        started = n_pairs - len(todo)
         with mp.get_context("spawn").Pool(len(jobs)) as pool:
-            results = pool.map(worker, jobs)
+            pending = pool.map_async(worker, jobs)
+            while not pending.ready():
+                pending.wait(5.0)
+                _progress(checkpoint, set(seeds), n_pairs, t0, started)
+            print(file=sys.stderr)
+            results = pending.get()
     pairs = [done[s][0] for s in seeds if s in done] + [p for r in results for p in r["pairs"]]
-    timing = {"our_moves": 0, "our_seconds": 0.0, "gnubg_moves": 0, "gnubg_seconds": 0.0}
+    timing: dict[str, float] = {}
     for r in results:
-        for k in timing:
-            timing[k] += r["timing"][k]
+        for k, v in r["timing"].items():
+            timing[k] = timing.get(k, 0.0) + v
+
+    def ms(who: str) -> float:
+        return round(1000 * timing.get(f"{who}_seconds", 0.0) / max(1.0, timing.get(f"{who}_moves", 0.0)), 2)
+
     summary = summarise(pairs)
     summary.update(
+        mode=args.mode,
         ours=args.ours,
         gnubg=args.gnubg,
         seed=args.seed,
         seconds=round(time.time() - t0, 1),
-        our_ms_per_move=round(1000 * timing["our_seconds"] / max(1, timing["our_moves"]), 2),
-        gnubg_ms_per_move=round(1000 * timing["gnubg_seconds"] / max(1, timing["gnubg_moves"]), 2),
+        our_ms_per_move=ms("our"),
+        gnubg_ms_per_move=ms("gnubg"),
     )
+    if args.mode == "cube":
+        summary.update(our_ms_per_cube=ms("our_cube"), gnubg_ms_per_cube=ms("gnubg_cube"))
     line = json.dumps(summary)
     print(line)
+    what = {
+        "cubeless": "cubeless money, the daemon's Player",
+        "cube": "money with the cube, the daemon's Player",
+        "cubeless-ranking": "cubeless money, DIAGNOSTIC player ranking by cubeless equity",
+    }[args.mode]
     print(
-        f"ours ({args.ours}) vs gnubg ({args.gnubg}): {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg "
+        f"ours ({args.ours}) vs gnubg ({args.gnubg}), {what}: {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg "
         f"over {summary['games']} games (duplicate dice)"
     )
     if args.out:
@@ -697,7 +714,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gnubg", default="expert", choices=sorted(_GNUBG_LEVELS), help="gnubg's level")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--port", type=int, default=18700, help="money duel: first port of gnubg's servers")
+    ap.add_argument(
+        "--mode",
+        choices=MODES,
+        default="cubeless",
+        help="money duel: cubeless (the daemon's Player, cubeful ranking with the cube centred), cube (money "
+        "games with the cube, both sides double/take/pass), cubeless-ranking (diagnostic: moves ranked by "
+        "cubeless money equity, not the daemon's path)",
+    )
+    ap.add_argument("--port", type=int, default=18500, help="money duel: first port of gnubg's servers")
     ap.add_argument("--models", help="model folder (default: the shipped nets)")
     ap.add_argument("--analysis-plies", type=int, default=2, help="match mode: gnubg analysis depth, -1 none")
     ap.add_argument(
@@ -709,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
         "--checkpoint",
         type=Path,
         help="money duel: per-pair results go to CHECKPOINT.<worker> as they finish, and a rerun with the same "
-        "options skips the pairs found there (default var/strength/money_<ours>_<gnubg>_s<seed>)",
+        "options skips the pairs found there (default var/strength/money_<mode>_<ours>_<gnubg>_s<seed>)",
     )
     args = ap.parse_args(argv)
     if args.matches is not None:
