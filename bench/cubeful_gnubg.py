@@ -211,19 +211,34 @@ def main(argv: list[str] | None = None) -> int:
     with args.out.open("a") as fh:
         fh.write(json.dumps({"n": args.n, "seed": args.seed, "errors": errors, "result": result}) + "\n")
     if args.vectors:
-        with args.vectors.open("w") as fh:
-            for i, (label, s) in enumerate(chosen[: args.vector_n]):
-                ans = answers.get(i)
-                if ans is None or "error" in ans:
-                    continue
-                row = {
-                    "label": label,
-                    "gnubgid": s.gnubg_id,
-                    "ci": list(_ci_fields(s.ci)),
-                    "moves": ans["moves"],
-                }
-                fh.write(json.dumps(row) + "\n")
+        write_vectors(args.vectors, chosen[: args.vector_n], answers)
     return 0
+
+
+def write_vectors(path: Path, chosen: list[tuple[str, Sample]], answers: dict[int, dict]) -> None:
+    """One line per position: its cube state, and per legal move [position ID of the board after it with the
+    opponent on roll, the opponent's five probabilities, his cubeful value after his best cube action, the
+    hint's equity], as gnubg gave them (single precision inside gnubg: 9 significant digits keep them exact)."""
+
+    def g(x: float) -> float:
+        return float(f"{x:.9g}")
+
+    with path.open("w") as fh:
+        for i, (label, s) in enumerate(chosen):
+            ans = answers.get(i)
+            if ans is None or "error" in ans:
+                continue
+            moves = [
+                [
+                    decode_after(m["after"]).swap().position_id,
+                    [g(p) for p in m["opp_probs"]],
+                    g(m["opp_optimal"]),
+                    g(m["hint_equity"]),
+                ]
+                for m in ans["moves"]
+            ]
+            row = {"label": label, "gnubgid": s.gnubg_id, "ci": list(_ci_fields(s.ci)), "moves": moves}
+            fh.write(json.dumps(row, separators=(",", ":")) + "\n")
 
 
 def _ci_fields(ci: CubeInfo) -> tuple[object, ...]:
