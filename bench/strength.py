@@ -1,23 +1,38 @@
-"""Strength against GNU Backgammon: a cubeless money duel with duplicate dice, or matches with the cube.
+"""Strength against GNU Backgammon as the bot plays: money duels with duplicate dice, and matches with the cube.
 
-    python -m bench.strength --games 4000 --ours expert --gnubg expert --workers 2 --seed 1
-    python -m bench.strength --matches 20 --length 7 --ours expert --gnubg expert --workers 2 --seed 1 \
+    python -m bench.strength --games 4000 --mode cubeless --ours expert --gnubg expert --workers 2 --seed 2
+    python -m bench.strength --games 2000 --mode cube --ours expert --gnubg expert --workers 2 --seed 3
+    python -m bench.strength --matches 200 --length 7 --ours worldclass --gnubg worldclass --workers 2 --seed 1 \
                              [--analysis-plies 2] [--outdir var/strength/run1]
 
-Money duel (``--games``): each dice sequence is played twice with the seats swapped, and a pair's result is the
-mean of its two games, so most of the luck cancels. gnubg (Debian's /usr/games/gnubg) plays through its
-``external`` socket: it gets FIBS ``board:`` lines and answers its move, as in ../shared/tools/gnubg/README.md
-section 2b. Reported: our points per game with a 95% interval over pairs, and per-worker timing of both sides.
+Our side is always the daemon's own ``engine.player.Player`` at ``--ours``'s level, deciding from a
+``MatchState`` (the match's cube state, as the daemon's bots do).
+
+Money duels (``--games``, bench/_money_game.py): each dice sequence is played twice with the seats swapped, and a
+pair's result is the mean of its two games, so most of the luck cancels. The session's rules: Jacoby off (gammons
+count from the first roll), no beavers. ``--mode``:
+
+* ``cubeless``: nobody doubles; our moves are ranked cubefully for the centred cube, as the daemon ranks them;
+  gnubg plays cubeless (its result changes by +0.001 +- 0.021 when it ranks cubefully instead);
+* ``cube``: money games with the cube, both sides double, take and pass (gnubg evaluates cubefully); points per
+  game count the cube;
+* ``cubeless-ranking``: a DIAGNOSTIC player, not the daemon's path: moves ranked by cubeless money equity.
+
+gnubg (Debian's /usr/games/gnubg) plays through its ``external`` socket: it gets FIBS ``board:`` lines and
+answers its move or cube action, as in ../shared/tools/gnubg/README.md section 2b. Reported: our points per game
+with a 95% interval over pairs, and the milliseconds per decision of both sides. Per-pair results go to a
+checkpoint as they finish (a rerun with the same options resumes); a progress line shows the running result.
 
 Match mode (``--matches``): gnubg hosts each match and plays player 0 at ``--gnubg``'s level, with the cube;
 our bot is its external player 1 (README section 2a), a loopback server that reads gnubg's board lines
-(bench/external_bot.py). Each match runs in its own gnubg process (bench/_gnubg_match_driver.py, dice seeded
-from ``--seed``) and is exported as .mat. Every exported match is read back with engine.formats.mat and
-replayed: each of our decisions must appear there, from the same state (position, dice, score, cube,
-Crawford) as the one we read from gnubg's board, and each of our moves must have been played as sent (gnubg
-silently forfeits an illegal move). Then the harness's analyse_mat.sh (``--analysis-plies``, -1 for none)
-rates both sides. Reported: match wins with a 95% Wilson interval, stuck matches, illegal moves, state
-mismatches, and both sides' error rates and ratings over all matches.
+(bench/external_bot.py) and answers with ``Player.decide``. Each match runs in its own gnubg process
+(bench/_gnubg_match_driver.py, dice seeded from ``--seed``) and is exported as .mat. Every exported match is read
+back with engine.formats.mat and replayed: each of our decisions must appear there, from the same state
+(position, dice, score, cube, Crawford) as the one we read from gnubg's board, and each of our moves must have
+been played as sent (gnubg silently forfeits an illegal move). Then the harness's analyse_mat.sh
+(``--analysis-plies``, -1 for none) rates both sides. Finished matches are appended to ``OUTDIR/rows.jsonl``;
+a rerun with the same ``--outdir`` plays only the matches not there. Reported: match wins with a 95% Wilson
+interval, stuck matches, illegal moves, state mismatches, and both sides' error rates and ratings.
 """
 
 from __future__ import annotations
@@ -479,6 +494,8 @@ def match_worker(
                 flush=True,
             )
             rows.append(row)
+            with (Path(outdir) / "rows.jsonl").open("a") as fh:  # the checkpoint: a rerun skips this match
+                fh.write(json.dumps(row) + "\n")
     return rows
 
 
@@ -522,14 +539,32 @@ def summarise_analysis(rows: list[dict], name: str, length: int) -> dict[str, ob
     }
 
 
+def read_match_rows(outdir: Path) -> dict[int, dict]:
+    """Matches finished by earlier runs into ``outdir`` (its rows.jsonl), by match number."""
+    rows: dict[int, dict] = {}
+    path = outdir / "rows.jsonl"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+                rows[int(row["match"])] = row
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a kill: that match is played again
+    return rows
+
+
 def match_main(args: argparse.Namespace) -> int:
     if args.analysis_plies >= 0 and not ANALYSE_MAT.exists():
         print(f"analysis needs {ANALYSE_MAT} (or --analysis-plies -1)", file=sys.stderr)
         return 2
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    outdir = args.outdir or ROOT / "var" / "strength" / f"{stamp}-{args.ours}-vs-{args.gnubg}-seed{args.seed}"
+    name = f"match{args.length}_{args.ours}_{args.gnubg}_s{args.seed}".replace("=", "-").replace(",", "_")
+    outdir = args.outdir or ROOT / "var" / "strength" / name
     outdir.mkdir(parents=True, exist_ok=True)
-    matches = [(i + 1, args.seed * 1000 + i) for i in range(args.matches)]
+    earlier = read_match_rows(outdir)
+    every = [(i + 1, args.seed * 1000 + i) for i in range(args.matches)]
+    matches = [m for m in every if m[0] not in earlier]
+    if earlier:
+        print(f"resuming: {len(every) - len(matches)} of {len(every)} matches already played ({outdir})")
     workers = max(1, min(args.workers, len(matches)))
     jobs = [
         (
@@ -545,8 +580,26 @@ def match_main(args: argparse.Namespace) -> int:
         for w in range(workers)
     ]
     t0 = time.time()
-    with mp.get_context("spawn").Pool(workers) as pool:
-        rows = sorted((r for part in pool.map(match_worker, jobs) for r in part), key=lambda r: r["match"])
+    fresh: list[dict] = []
+    if matches:
+        with mp.get_context("spawn").Pool(workers) as pool:
+            pending = pool.map_async(match_worker, jobs)
+            while not pending.ready():
+                pending.wait(10.0)
+                rows_now = read_match_rows(outdir)
+                n = sum(i in rows_now for i, _ in every)
+                won = sum(bool(rows_now[i].get("we_won")) for i, _ in every if i in rows_now)
+                bar = "#" * int(30 * n / len(every))
+                print(
+                    f"\r  [{bar:<30}] {n}/{len(every)} matches, {won} won ",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            print(file=sys.stderr)
+            fresh = [r for part in pending.get() for r in part]
+    by_index = {**earlier, **{int(r["match"]): r for r in fresh}}
+    rows = sorted((by_index[i] for i, _ in every if i in by_index), key=lambda r: r["match"])
     with (outdir / "matches.jsonl").open("w") as fh:
         for r in rows:
             fh.write(json.dumps(r) + "\n")

@@ -102,11 +102,16 @@ def apply_filter(equities: np.ndarray, flt: MoveFilter, secondary: np.ndarray | 
     return np.concatenate([order[:keep], np.array(extra, dtype=order.dtype)])
 
 
-def first_best(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Index of the first largest value of each run of ``sizes`` consecutive values (every size >= 1)."""
+def first_best(values: np.ndarray, sizes: np.ndarray, secondary: np.ndarray | None = None) -> np.ndarray:
+    """Index of the first largest value of each run of ``sizes`` consecutive values (every size >= 1); equal
+    values go to the larger ``secondary`` first."""
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     best = np.maximum.reduceat(values, starts)
-    hits = np.flatnonzero(values == np.repeat(best, sizes))
+    tied = values == np.repeat(best, sizes)
+    if secondary is not None:
+        second = np.where(tied, secondary, -np.inf)
+        tied &= second == np.repeat(np.maximum.reduceat(second, starts), sizes)
+    hits = np.flatnonzero(tied)
     group = np.searchsorted(starts, hits, side="right") - 1
     keep = np.concatenate(([True], group[1:] != group[:-1]))
     return hits[keep]
@@ -196,19 +201,30 @@ class Search:
         return cf.collapse(self._leaf_values(boards, probs, expanded), states, self.met)
 
     def _choose(
-        self, kids: np.ndarray, counts: np.ndarray, score: Callable[[np.ndarray], np.ndarray]
+        self,
+        kids: np.ndarray,
+        counts: np.ndarray,
+        score: Callable[[np.ndarray], np.ndarray | tuple[np.ndarray, np.ndarray]],
     ) -> np.ndarray:
-        """Index of each roll's chosen child: the first best by ``score`` (the mover's view, higher better).
+        """Index of each roll's chosen child: the first best by ``score`` (the mover's view, higher better; a
+        pair of arrays is a value and its tie-break).
 
         With a pruner (gnubg's pruning nets) its cubeless equity first keeps the best ``PRUNE_KEEP`` children
         of each roll, and only those are scored: most of a deep search's evaluations are these move choices.
         """
         sizes = counts.ravel()
+
+        def best(rows: np.ndarray, runs: np.ndarray) -> np.ndarray:
+            scored = score(rows)
+            if isinstance(scored, tuple):
+                return first_best(scored[0], runs, scored[1])
+            return first_best(scored, runs)
+
         if self.pruner is None or sizes.max() <= PRUNE_KEEP:
-            return first_best(score(kids), sizes)
+            return best(kids, sizes)
         rough = money_equity(invert(_probs_of(self.pruner, kids)))
         keep = best_per_run(rough, sizes, PRUNE_KEEP)
-        return keep[first_best(score(kids[keep]), np.minimum(sizes, PRUNE_KEEP))]
+        return keep[best(kids[keep], np.minimum(sizes, PRUNE_KEEP))]
 
     # -- the tree ---------------------------------------------------------------------------------------------
 
@@ -264,10 +280,16 @@ class Search:
         if len(deep):
             kids, counts = roll_children(boards[deep])
             reply = mover.swapped()
-            # Each roll's move minimises the opponent's 0-ply cubeful value, his doubling option included.
-            chosen = kids[
-                self._choose(kids, counts, lambda k: -self.node_values(k, self._probs(k), [reply])[:, 0])
-            ]
+
+            def cubeful_choice(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                """Each roll's move minimises the opponent's 0-ply cubeful value, his doubling option included;
+                equal values (a pass after every move) go to the mover's best cubeless equity."""
+                p = self._probs(k)
+                value = -self.node_values(k, p, [reply])[:, 0]
+                mine = invert(p)
+                return value, money_equity(mine) if mover.is_money else cf.cubeless_mwc(mine, mover, self.met)
+
+            chosen = kids[self._choose(kids, counts, cubeful_choice)]
             child_states = [s.swapped() if s is not None else None for s in expanded]
             child_probs, child_values = self.cubeful(chosen, child_states, plies - 1, reply)
             m = len(deep)
