@@ -4,8 +4,9 @@ Both sides see the same rules: a money session, Jacoby off (gammons count from t
 duel) and no beavers. The game's dice come from a fixed list (the opening roll first), so that a pair of games
 with the seats swapped plays the same dice: duplicate dice.
 
-Our side is a ``Choose`` bundle: the daemon's own ``Player`` (moves ranked cubefully for the match's cube state,
-its own double/take decisions), or a diagnostic player that ranks moves by cubeless money equity. gnubg answers
+Our side is an ``Ours`` bundle: the daemon's own ``Player`` (moves ranked cubefully for the match's cube state,
+its own double/take decisions), a diagnostic player that ranks moves by cubeless money equity, or a second gnubg
+(gnubg's levels against each other, as a reference measured in the same bench). gnubg answers
 FIBS ``board:`` lines on its ``external`` socket: its move, ``roll``/``double`` before its roll, and
 ``take``/``drop``/``beaver`` when we double.
 """
@@ -52,6 +53,21 @@ def player_side(player: Player) -> Ours:
         double=player.wants_to_double,
         take=lambda s: player.answer_double(s) != Action.DROP,
     )
+
+
+def gnubg_side(engine: Engine) -> Ours:
+    """A second gnubg engine in our seat (to measure gnubg's levels against each other in the same bench)."""
+
+    def move(state: MatchState) -> Play:
+        return parse_move(engine.ask(gnubg_board(state, state.turn)), state.position, state.dice)
+
+    def double(state: MatchState) -> bool:
+        return engine.ask(gnubg_board(state, state.turn)).lower() == "double"
+
+    def take(state: MatchState) -> bool:
+        return engine.ask(gnubg_board(state, state.turn)).lower() != "drop"
+
+    return Ours(move, double, take)
 
 
 def gnubg_board(state: MatchState, seat: int) -> str:

@@ -169,15 +169,21 @@ def worker(args: tuple[int, list[int], str, str, int, str | None, str | None, st
     """Plays the duplicate pairs of ``pair_seeds`` against one gnubg engine; one checkpoint line per pair."""
     index, pair_seeds, ours, gnubg_level, port, models, checkpoint, mode = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from bench._money_game import Ours, play_game, player_side
+    from bench._money_game import Ours, gnubg_side, play_game, player_side
     from engine.analyser import Analyser
     from engine.levels import parse_level
 
-    analyser = Analyser.default(Path(models) if models else None, threads=1)
-    level = parse_level(ours)
-    player = Player(analyser, level, rng=random.Random(index))
-    side = player_side(player)
-    if mode == "cubeless-ranking":  # diagnostic: not the daemon's path, moves ranked by cubeless money equity
+    second = None
+    if ours.startswith("gnubg:"):  # gnubg in our seat: a reference, not our player
+        second = GnubgEngine(port + 50, ours.split(":", 1)[1], cubeful=mode == "cube", seed=2000 + index)
+        side = gnubg_side(second)
+    else:
+        analyser = Analyser.default(Path(models) if models else None, threads=1)
+        level = parse_level(ours)
+        side = player_side(Player(analyser, level, rng=random.Random(index)))
+    if (
+        mode == "cubeless-ranking" and second is None
+    ):  # diagnostic: not the daemon's path, moves ranked by cubeless money equity
         perturb = level.chequer_perturber(random.Random(index))
 
         def cubeless(state: MatchState):  # type: ignore[no-untyped-def]
@@ -209,6 +215,8 @@ def worker(args: tuple[int, list[int], str, str, int, str | None, str | None, st
                     fh.write(json.dumps({"seed": s, "pair": pairs[-1], "timing": timing}) + "\n")
     finally:
         engine.close()
+        if second is not None:
+            second.close()
     return {"pairs": pairs, "timing": timing}
 
 
@@ -746,6 +754,8 @@ def money_main(args: argparse.Namespace) -> int:
         "cube": "money with the cube, the daemon's Player",
         "cubeless-ranking": "cubeless money, DIAGNOSTIC player ranking by cubeless equity",
     }[args.mode]
+    if args.ours.startswith("gnubg:"):
+        what = what.replace("the daemon's Player", "gnubg in our seat (reference)")
     print(
         f"ours ({args.ours}) vs gnubg ({args.gnubg}), {what}: {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg "
         f"over {summary['games']} games (duplicate dice)"
@@ -763,7 +773,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--matches", type=int, help="match mode: this many matches with the cube, gnubg hosting")
     ap.add_argument("--length", type=int, default=7, help="match mode: match length")
-    ap.add_argument("--ours", default="expert", help="our level (named or plies=N,noise=S)")
+    ap.add_argument(
+        "--ours",
+        default="expert",
+        help="our level (named or plies=N,noise=S); money duels also take gnubg:LEVEL (gnubg in our seat, a "
+        "reference)",
+    )
     ap.add_argument("--gnubg", default="expert", choices=sorted(_GNUBG_LEVELS), help="gnubg's level")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
