@@ -566,7 +566,8 @@ def match_main(args: argparse.Namespace) -> int:
         print(f"analysis needs {ANALYSE_MAT} (or --analysis-plies -1)", file=sys.stderr)
         return 2
     name = f"match{args.length}_{args.ours}_{args.gnubg}_s{args.seed}".replace("=", "-").replace(",", "_")
-    outdir = args.outdir or ROOT / "var" / "strength" / name
+    # Absolute: gnubg's driver runs inside the folder and writes the .mat and its result to these paths.
+    outdir = (args.outdir or ROOT / "var" / "strength" / name).resolve()
     outdir.mkdir(parents=True, exist_ok=True)
     earlier = read_match_rows(outdir)
     every = [(i + 1, args.seed * 1000 + i) for i in range(args.matches)]
