@@ -4,8 +4,10 @@
 
 gnubg's own figures against its expert (cubeless money with gammons): beginner -0.89, intermediate -0.56,
 advanced -0.15 points per game. Here each level L plays our expert, both our engine at the level's plies,
-moves ranked by cubeless money equity as in bench/strength.py (``Search.rank``); the games have no cube and no
-resignations, and gammons and backgammons count. Each dice sequence is played twice with the seats
+moves ranked by cubeless money equity (``Search.rank``): a DIAGNOSTIC ranking, not the daemon's path (the
+daemon's ``Player`` ranks cubefully; ``bench.strength --mode cubeless-ranking`` is the same diagnostic against
+gnubg, and the two rankings score the same there: -0.002 +- 0.022 ppg apart over 4,000 games). The games have
+no cube and no resignations, and gammons and backgammons count. Each dice sequence is played twice with the seats
 swapped, a pair's result is the mean of its two games, and the figure is L's points per game with a 95%
 interval over pairs.
 
@@ -131,8 +133,9 @@ def pair_value(points: tuple[int, int]) -> float:
 def hint_chooser(
     analyser: Any, level: Level, perturb: Any = None, clock: list[float] | None = None
 ) -> Chooser:
-    """The level's move in a cubeless money game (as bench/strength.py ranks them: cubeless money equity,
-    the level's plies, filter and noise); ``clock`` gets [decisions, seconds] added."""
+    """The level's move in a cubeless money game, ranked by cubeless money equity (the diagnostic ranking of
+    ``bench.strength --mode cubeless-ranking``) at the level's plies, filter and noise; ``clock`` gets
+    [decisions, seconds] added."""
 
     def choose(pos: Position, dice: Dice) -> Position:
         t0 = time.perf_counter()

@@ -1,23 +1,38 @@
-"""Strength against GNU Backgammon: a cubeless money duel with duplicate dice, or matches with the cube.
+"""Strength against GNU Backgammon as the bot plays: money duels with duplicate dice, and matches with the cube.
 
-    python -m bench.strength --games 4000 --ours expert --gnubg expert --workers 2 --seed 1
-    python -m bench.strength --matches 20 --length 7 --ours expert --gnubg expert --workers 2 --seed 1 \
+    python -m bench.strength --games 4000 --mode cubeless --ours expert --gnubg expert --workers 2 --seed 2
+    python -m bench.strength --games 2000 --mode cube --ours expert --gnubg expert --workers 2 --seed 3
+    python -m bench.strength --matches 200 --length 7 --ours worldclass --gnubg worldclass --workers 2 --seed 1 \
                              [--analysis-plies 2] [--outdir var/strength/run1]
 
-Money duel (``--games``): each dice sequence is played twice with the seats swapped, and a pair's result is the
-mean of its two games, so most of the luck cancels. gnubg (Debian's /usr/games/gnubg) plays through its
-``external`` socket: it gets FIBS ``board:`` lines and answers its move, as in ../shared/tools/gnubg/README.md
-section 2b. Reported: our points per game with a 95% interval over pairs, and per-worker timing of both sides.
+Our side is always the daemon's own ``engine.player.Player`` at ``--ours``'s level, deciding from a
+``MatchState`` (the match's cube state, as the daemon's bots do).
+
+Money duels (``--games``, bench/_money_game.py): each dice sequence is played twice with the seats swapped, and a
+pair's result is the mean of its two games, so most of the luck cancels. The session's rules: Jacoby off (gammons
+count from the first roll), no beavers. ``--mode``:
+
+* ``cubeless``: nobody doubles; our moves are ranked cubefully for the centred cube, as the daemon ranks them;
+  gnubg plays cubeless (its result changes by +0.001 +- 0.021 when it ranks cubefully instead);
+* ``cube``: money games with the cube, both sides double, take and pass (gnubg evaluates cubefully); points per
+  game count the cube;
+* ``cubeless-ranking``: a DIAGNOSTIC player, not the daemon's path: moves ranked by cubeless money equity.
+
+gnubg (Debian's /usr/games/gnubg) plays through its ``external`` socket: it gets FIBS ``board:`` lines and
+answers its move or cube action, as in ../shared/tools/gnubg/README.md section 2b. Reported: our points per game
+with a 95% interval over pairs, and the milliseconds per decision of both sides. Per-pair results go to a
+checkpoint as they finish (a rerun with the same options resumes); a progress line shows the running result.
 
 Match mode (``--matches``): gnubg hosts each match and plays player 0 at ``--gnubg``'s level, with the cube;
 our bot is its external player 1 (README section 2a), a loopback server that reads gnubg's board lines
-(bench/external_bot.py). Each match runs in its own gnubg process (bench/_gnubg_match_driver.py, dice seeded
-from ``--seed``) and is exported as .mat. Every exported match is read back with engine.formats.mat and
-replayed: each of our decisions must appear there, from the same state (position, dice, score, cube,
-Crawford) as the one we read from gnubg's board, and each of our moves must have been played as sent (gnubg
-silently forfeits an illegal move). Then the harness's analyse_mat.sh (``--analysis-plies``, -1 for none)
-rates both sides. Reported: match wins with a 95% Wilson interval, stuck matches, illegal moves, state
-mismatches, and both sides' error rates and ratings over all matches.
+(bench/external_bot.py) and answers with ``Player.decide``. Each match runs in its own gnubg process
+(bench/_gnubg_match_driver.py, dice seeded from ``--seed``) and is exported as .mat. Every exported match is read
+back with engine.formats.mat and replayed: each of our decisions must appear there, from the same state
+(position, dice, score, cube, Crawford) as the one we read from gnubg's board, and each of our moves must have
+been played as sent (gnubg silently forfeits an illegal move). Then the harness's analyse_mat.sh
+(``--analysis-plies``, -1 for none) rates both sides. Finished matches are appended to ``OUTDIR/rows.jsonl``;
+a rerun with the same ``--outdir`` plays only the matches not there. Reported: match wins with a 95% Wilson
+interval, stuck matches, illegal moves, state mismatches, and both sides' error rates and ratings.
 """
 
 from __future__ import annotations
@@ -46,11 +61,8 @@ sys.path.insert(0, str(ROOT))
 from bench.external_bot import ExternalBot, Turn  # noqa: E402
 from engine.evaluator import money_equity, terminal_probs  # noqa: E402
 from engine.match import MatchState  # noqa: E402
-from engine.moves import legal_plays  # noqa: E402
-from engine.notation import parse_move  # noqa: E402
 from engine.player import Player  # noqa: E402
 from engine.position import Position  # noqa: E402
-from protocols.fibs.board import format_board  # noqa: E402
 
 GNUBG = os.environ.get("GNUBG") or shutil.which("gnubg") or "/usr/games/gnubg"
 
@@ -142,39 +154,6 @@ def game_result(winner_view: Position) -> int:
     return 1 + int(probs[1]) + int(probs[2])
 
 
-def play_game(
-    rolls: list[tuple[int, int]], our_seat: int, choose_ours, gnubg: GnubgEngine, timing: dict[str, float]
-) -> int:
-    """One cubeless game; returns the points won by seat 0 (negative if seat 1 won)."""
-    pos = Position.initial()
-    seat = 0
-    for turn, dice in enumerate(rolls):
-        plays = legal_plays(pos, dice)
-        t0 = time.perf_counter()
-        if len(plays) == 1:
-            play = plays[0]
-        elif seat == our_seat:
-            play = choose_ours(pos, dice)
-        else:
-            line = format_board(pos, opponent="ours", player="gnubg", match_length=0, dice=dice)
-            reply = gnubg.ask(line)
-            play = parse_move(reply, pos, dice)
-            timing["gnubg_moves"] += 1
-            timing["gnubg_seconds"] += time.perf_counter() - t0
-        if seat == our_seat and len(plays) > 1:
-            timing["our_moves"] += 1
-            timing["our_seconds"] += time.perf_counter() - t0
-        after = play.position
-        if not any(after.me):
-            points = game_result(after)
-            return points if seat == 0 else -points
-        pos = after.swap()
-        seat = 1 - seat
-        if turn > 2000:
-            raise RuntimeError("game did not end")
-    raise RuntimeError("ran out of dice")
-
-
 def dice_sequence(seed: int, n: int = 600) -> list[tuple[int, int]]:
     rng = random.Random(seed)
     first = (rng.randint(1, 6), rng.randint(1, 6))
@@ -183,31 +162,52 @@ def dice_sequence(seed: int, n: int = 600) -> list[tuple[int, int]]:
     return [first] + [(rng.randint(1, 6), rng.randint(1, 6)) for _ in range(n)]
 
 
-def worker(args: tuple[int, list[int], str, str, int, str | None, str | None]) -> dict[str, object]:
-    index, pair_seeds, ours, gnubg_level, port, models, checkpoint = args
+MODES = ("cubeless", "cube", "cubeless-ranking")
+
+
+def worker(args: tuple[int, list[int], str, str, int, str | None, str | None, str]) -> dict[str, object]:
+    """Plays the duplicate pairs of ``pair_seeds`` against one gnubg engine; one checkpoint line per pair."""
+    index, pair_seeds, ours, gnubg_level, port, models, checkpoint, mode = args
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from bench._money_game import Ours, gnubg_side, play_game, player_side
     from engine.analyser import Analyser
     from engine.levels import parse_level
 
-    analyser = Analyser.default(Path(models) if models else None, threads=1)
-    level = parse_level(ours)
-    perturb = level.chequer_perturber(random.Random(index))
+    second = None
+    if ours.startswith("gnubg:"):  # gnubg in our seat: a reference, not our player
+        second = GnubgEngine(port + 50, ours.split(":", 1)[1], cubeful=mode == "cube", seed=2000 + index)
+        side = gnubg_side(second)
+    else:
+        analyser = Analyser.default(Path(models) if models else None, threads=1)
+        level = parse_level(ours)
+        side = player_side(Player(analyser, level, rng=random.Random(index)))
+    if (
+        mode == "cubeless-ranking" and second is None
+    ):  # diagnostic: not the daemon's path, moves ranked by cubeless money equity
+        perturb = level.chequer_perturber(random.Random(index))
 
-    def choose(pos: Position, dice: tuple[int, int]):  # type: ignore[no-untyped-def]
-        ranked = analyser.search.rank(
-            pos, dice, level.plies, level.move_filter, equity=money_equity, perturb=perturb
-        )
-        return ranked[0].play
+        def cubeless(state: MatchState):  # type: ignore[no-untyped-def]
+            ranked = analyser.search.rank(
+                state.position,
+                state.dice,
+                level.plies,
+                level.move_filter,
+                equity=money_equity,
+                perturb=perturb,
+            )
+            return ranked[0].play
 
-    engine = GnubgEngine(port, gnubg_level, cubeful=False, seed=1000 + index)
-    timing = {"our_moves": 0, "our_seconds": 0.0, "gnubg_moves": 0, "gnubg_seconds": 0.0}
+        side = Ours(cubeless, side.double, side.take)
+    engine = GnubgEngine(port, gnubg_level, cubeful=mode == "cube", seed=1000 + index)
+    timing: dict[str, float] = {}
     pairs = []
+    cube = mode == "cube"
     try:
         for s in pair_seeds:
             rolls = dice_sequence(s)
-            a = play_game(rolls, 0, choose, engine, timing)  # we are seat 0
+            a = play_game(rolls, 0, side, engine, timing, cube)  # we are seat 0
             b = -play_game(
-                rolls, 1, choose, engine, timing
+                rolls, 1, side, engine, timing, cube
             )  # we are seat 1: seat 0's points count against us
             pairs.append((a + b) / 2.0)
             if checkpoint:  # one line per finished pair: a stopped run resumes where it was
@@ -215,6 +215,8 @@ def worker(args: tuple[int, list[int], str, str, int, str | None, str | None]) -
                     fh.write(json.dumps({"seed": s, "pair": pairs[-1], "timing": timing}) + "\n")
     finally:
         engine.close()
+        if second is not None:
+            second.close()
     return {"pairs": pairs, "timing": timing}
 
 
@@ -500,6 +502,8 @@ def match_worker(
                 flush=True,
             )
             rows.append(row)
+            with (Path(outdir) / "rows.jsonl").open("a") as fh:  # the checkpoint: a rerun skips this match
+                fh.write(json.dumps(row) + "\n")
     return rows
 
 
@@ -543,14 +547,33 @@ def summarise_analysis(rows: list[dict], name: str, length: int) -> dict[str, ob
     }
 
 
+def read_match_rows(outdir: Path) -> dict[int, dict]:
+    """Matches finished by earlier runs into ``outdir`` (its rows.jsonl), by match number."""
+    rows: dict[int, dict] = {}
+    path = outdir / "rows.jsonl"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+                rows[int(row["match"])] = row
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a kill: that match is played again
+    return rows
+
+
 def match_main(args: argparse.Namespace) -> int:
     if args.analysis_plies >= 0 and not ANALYSE_MAT.exists():
         print(f"analysis needs {ANALYSE_MAT} (or --analysis-plies -1)", file=sys.stderr)
         return 2
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    outdir = args.outdir or ROOT / "var" / "strength" / f"{stamp}-{args.ours}-vs-{args.gnubg}-seed{args.seed}"
+    name = f"match{args.length}_{args.ours}_{args.gnubg}_s{args.seed}".replace("=", "-").replace(",", "_")
+    # Absolute: gnubg's driver runs inside the folder and writes the .mat and its result to these paths.
+    outdir = (args.outdir or ROOT / "var" / "strength" / name).resolve()
     outdir.mkdir(parents=True, exist_ok=True)
-    matches = [(i + 1, args.seed * 1000 + i) for i in range(args.matches)]
+    earlier = read_match_rows(outdir)
+    every = [(i + 1, args.seed * 1000 + i) for i in range(args.matches)]
+    matches = [m for m in every if m[0] not in earlier]
+    if earlier:
+        print(f"resuming: {len(every) - len(matches)} of {len(every)} matches already played ({outdir})")
     workers = max(1, min(args.workers, len(matches)))
     jobs = [
         (
@@ -566,8 +589,26 @@ def match_main(args: argparse.Namespace) -> int:
         for w in range(workers)
     ]
     t0 = time.time()
-    with mp.get_context("spawn").Pool(workers) as pool:
-        rows = sorted((r for part in pool.map(match_worker, jobs) for r in part), key=lambda r: r["match"])
+    fresh: list[dict] = []
+    if matches:
+        with mp.get_context("spawn").Pool(workers) as pool:
+            pending = pool.map_async(match_worker, jobs)
+            while not pending.ready():
+                pending.wait(10.0)
+                rows_now = read_match_rows(outdir)
+                n = sum(i in rows_now for i, _ in every)
+                won = sum(bool(rows_now[i].get("we_won")) for i, _ in every if i in rows_now)
+                bar = "#" * int(30 * n / len(every))
+                print(
+                    f"\r  [{bar:<30}] {n}/{len(every)} matches, {won} won ",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            print(file=sys.stderr)
+            fresh = [r for part in pending.get() for r in part]
+    by_index = {**earlier, **{int(r["match"]): r for r in fresh}}
+    rows = sorted((by_index[i] for i, _ in every if i in by_index), key=lambda r: r["match"])
     with (outdir / "matches.jsonl").open("w") as fh:
         for r in rows:
             fh.write(json.dumps(r) + "\n")
@@ -638,10 +679,30 @@ def read_checkpoint(checkpoint: Path) -> dict[int, tuple[float, dict[str, float]
     return done
 
 
+def _progress(checkpoint: Path, seeds: set[int], total: int, t0: float, started: int) -> None:
+    """One progress line from the checkpoint files: pairs done, running ppg and interval, time left."""
+    done = read_checkpoint(checkpoint)
+    vals = [p for s, (p, _) in done.items() if s in seeds]
+    n = len(vals)
+    new = max(0, n - started)
+    rate = new / max(1e-9, time.time() - t0)
+    left = (total - n) / rate if rate > 0 else float("nan")
+    bar = "#" * int(30 * n / max(1, total))
+    summary = summarise(vals) if n > 1 else {"ppg": 0.0, "ci95": float("nan")}
+    print(
+        f"\r  [{bar:<30}] {n}/{total} pairs  {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg  "
+        f"~{left / 60:.0f} min left ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def money_main(args: argparse.Namespace) -> int:
     n_pairs = max(1, args.games // 2)
     seeds = [args.seed * 1_000_003 + i for i in range(n_pairs)]
-    checkpoint = args.checkpoint or ROOT / "var" / "strength" / f"money_{args.ours}_{args.gnubg}_s{args.seed}"
+    default = ROOT / "var" / "strength" / f"money_{args.mode}_{args.ours}_{args.gnubg}_s{args.seed}"
+    checkpoint = args.checkpoint or default
     checkpoint = Path(str(checkpoint).replace("=", "-").replace(",", "_"))
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     done = read_checkpoint(checkpoint)
@@ -651,33 +712,53 @@ def money_main(args: argparse.Namespace) -> int:
     chunks = [todo[i :: args.workers] for i in range(args.workers)]
     run_id = len(list(checkpoint.parent.glob(checkpoint.name + ".*")))  # new files for this run's workers
     jobs = [
-        (run_id + i, chunk, args.ours, args.gnubg, args.port + i, args.models, str(checkpoint))
+        (run_id + i, chunk, args.ours, args.gnubg, args.port + i, args.models, str(checkpoint), args.mode)
         for i, chunk in enumerate(chunks)
         if chunk
     ]
     t0 = time.time()
     results: list[dict[str, Any]] = []
     if jobs:
+        started = n_pairs - len(todo)
         with mp.get_context("spawn").Pool(len(jobs)) as pool:
-            results = pool.map(worker, jobs)
+            pending = pool.map_async(worker, jobs)
+            while not pending.ready():
+                pending.wait(5.0)
+                _progress(checkpoint, set(seeds), n_pairs, t0, started)
+            print(file=sys.stderr)
+            results = pending.get()
     pairs = [done[s][0] for s in seeds if s in done] + [p for r in results for p in r["pairs"]]
-    timing = {"our_moves": 0, "our_seconds": 0.0, "gnubg_moves": 0, "gnubg_seconds": 0.0}
+    timing: dict[str, float] = {}
     for r in results:
-        for k in timing:
-            timing[k] += r["timing"][k]
+        for k, v in r["timing"].items():
+            timing[k] = timing.get(k, 0.0) + v
+
+    def ms(who: str) -> float:
+        return round(1000 * timing.get(f"{who}_seconds", 0.0) / max(1.0, timing.get(f"{who}_moves", 0.0)), 2)
+
     summary = summarise(pairs)
     summary.update(
+        mode=args.mode,
         ours=args.ours,
         gnubg=args.gnubg,
         seed=args.seed,
         seconds=round(time.time() - t0, 1),
-        our_ms_per_move=round(1000 * timing["our_seconds"] / max(1, timing["our_moves"]), 2),
-        gnubg_ms_per_move=round(1000 * timing["gnubg_seconds"] / max(1, timing["gnubg_moves"]), 2),
+        our_ms_per_move=ms("our"),
+        gnubg_ms_per_move=ms("gnubg"),
     )
+    if args.mode == "cube":
+        summary.update(our_ms_per_cube=ms("our_cube"), gnubg_ms_per_cube=ms("gnubg_cube"))
     line = json.dumps(summary)
     print(line)
+    what = {
+        "cubeless": "cubeless money, the daemon's Player",
+        "cube": "money with the cube, the daemon's Player",
+        "cubeless-ranking": "cubeless money, DIAGNOSTIC player ranking by cubeless equity",
+    }[args.mode]
+    if args.ours.startswith("gnubg:"):
+        what = what.replace("the daemon's Player", "gnubg in our seat (reference)")
     print(
-        f"ours ({args.ours}) vs gnubg ({args.gnubg}): {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg "
+        f"ours ({args.ours}) vs gnubg ({args.gnubg}), {what}: {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg "
         f"over {summary['games']} games (duplicate dice)"
     )
     if args.out:
@@ -693,11 +774,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--matches", type=int, help="match mode: this many matches with the cube, gnubg hosting")
     ap.add_argument("--length", type=int, default=7, help="match mode: match length")
-    ap.add_argument("--ours", default="expert", help="our level (named or plies=N,noise=S)")
+    ap.add_argument(
+        "--ours",
+        default="expert",
+        help="our level (named or plies=N,noise=S); money duels also take gnubg:LEVEL (gnubg in our seat, a "
+        "reference)",
+    )
     ap.add_argument("--gnubg", default="expert", choices=sorted(_GNUBG_LEVELS), help="gnubg's level")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--port", type=int, default=18700, help="money duel: first port of gnubg's servers")
+    ap.add_argument(
+        "--mode",
+        choices=MODES,
+        default="cubeless",
+        help="money duel: cubeless (the daemon's Player, cubeful ranking with the cube centred), cube (money "
+        "games with the cube, both sides double/take/pass), cubeless-ranking (diagnostic: moves ranked by "
+        "cubeless money equity, not the daemon's path)",
+    )
+    ap.add_argument("--port", type=int, default=18500, help="money duel: first port of gnubg's servers")
     ap.add_argument("--models", help="model folder (default: the shipped nets)")
     ap.add_argument("--analysis-plies", type=int, default=2, help="match mode: gnubg analysis depth, -1 none")
     ap.add_argument(
@@ -709,7 +803,7 @@ def main(argv: list[str] | None = None) -> int:
         "--checkpoint",
         type=Path,
         help="money duel: per-pair results go to CHECKPOINT.<worker> as they finish, and a rerun with the same "
-        "options skips the pairs found there (default var/strength/money_<ours>_<gnubg>_s<seed>)",
+        "options skips the pairs found there (default var/strength/money_<mode>_<ours>_<gnubg>_s<seed>)",
     )
     args = ap.parse_args(argv)
     if args.matches is not None:

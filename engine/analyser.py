@@ -94,11 +94,10 @@ class Analyser:
         if ci.is_money:
             return money_equity
         met = self.met
-        a, b = ci.away
 
         def match_eq(probs: np.ndarray) -> np.ndarray:
-            rows = np.atleast_2d(probs)
-            return np.array([met.mwc2eq(met.cubeless_mwc(r, a, b, ci.cube), a, b, ci.cube) for r in rows])
+            rows = np.atleast_2d(np.asarray(probs, dtype=np.float64))
+            return cf.to_equity(cf.cubeless_mwc(rows, ci, met), ci, met)
 
         return match_eq
 
@@ -154,12 +153,14 @@ class Analyser:
         move_filter: str = "normal",
         perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None,
     ) -> list[RankedMove]:
-        """Legal moves best first, ranked by cubeful equity for the cube state ``ci`` (the mover on roll)."""
+        """Legal moves best first, ranked by cubeful equity for the cube state ``ci`` (the mover on roll), equal
+        ones by cubeless equity at the same score."""
         return self.search.rank(
             position,
             dice,
             plies,
             move_filter,
+            equity=self.cubeless_fn(ci),
             cube=ci,
             perturb=perturb,
         )

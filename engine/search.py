@@ -34,7 +34,7 @@ from engine.met import MatchEquityTable
 from engine.moves import ROLLS, Play, legal_plays, roll_children
 from engine.position import Position
 
-__all__ = ["FILTERS", "ROLLS", "MoveFilter", "RankedMove", "Search", "apply_filter"]
+__all__ = ["FILTERS", "ROLLS", "MoveFilter", "RankedMove", "Search", "apply_filter", "best_first"]
 
 EquityFn = Callable[[np.ndarray], np.ndarray]
 Perturb = Callable[[Sequence[Position], np.ndarray], np.ndarray]
@@ -76,9 +76,23 @@ FILTERS: dict[str, dict[int, tuple[MoveFilter, ...]]] = {
 }
 
 
-def apply_filter(equities: np.ndarray, flt: MoveFilter) -> np.ndarray:
-    """Indices (into ``equities``, best first) of the moves the filter keeps."""
-    order = np.argsort(-equities, kind="stable")
+def best_first(equities: np.ndarray, secondary: np.ndarray | None = None) -> np.ndarray:
+    """Indices best first: by ``equities``, ties by ``secondary`` (higher first), then by index.
+
+    gnubg sorts its move list the same way (CompareMoves: rScore, then rScore2, the cubeless equity). Cubeful
+    equities tie exactly more often than one would think: wherever the opponent would double and the mover
+    should pass after every move, each move is worth exactly -1 (or the same match winning chance), and only
+    the cubeless equity tells the moves apart.
+    """
+    n = len(equities)
+    if secondary is None:
+        return np.argsort(-equities, kind="stable")
+    return np.lexsort((np.arange(n), -np.asarray(secondary), -np.asarray(equities)))
+
+
+def apply_filter(equities: np.ndarray, flt: MoveFilter, secondary: np.ndarray | None = None) -> np.ndarray:
+    """Indices (into ``equities``, best first, ties by ``secondary``) of the moves the filter keeps."""
+    order = best_first(equities, secondary)
     if flt.accept < 0:
         return order
     keep = max(flt.accept, 1)
@@ -88,11 +102,16 @@ def apply_filter(equities: np.ndarray, flt: MoveFilter) -> np.ndarray:
     return np.concatenate([order[:keep], np.array(extra, dtype=order.dtype)])
 
 
-def first_best(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Index of the first largest value of each run of ``sizes`` consecutive values (every size >= 1)."""
+def first_best(values: np.ndarray, sizes: np.ndarray, secondary: np.ndarray | None = None) -> np.ndarray:
+    """Index of the first largest value of each run of ``sizes`` consecutive values (every size >= 1); equal
+    values go to the larger ``secondary`` first."""
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     best = np.maximum.reduceat(values, starts)
-    hits = np.flatnonzero(values == np.repeat(best, sizes))
+    tied = values == np.repeat(best, sizes)
+    if secondary is not None:
+        second = np.where(tied, secondary, -np.inf)
+        tied &= second == np.repeat(np.maximum.reduceat(second, starts), sizes)
+    hits = np.flatnonzero(tied)
     group = np.searchsorted(starts, hits, side="right") - 1
     keep = np.concatenate(([True], group[1:] != group[:-1]))
     return hits[keep]
@@ -114,6 +133,7 @@ class RankedMove:
     probs: np.ndarray  # the mover's 5 probabilities after the move (cubeless)
     equity: float  # the mover's equity: cubeful for the cube state searched, else by the equity function
     plies: int  # depth this move was evaluated at
+    cubeless: float | None = None  # the mover's cubeless equity (the tie-break of cubeful ranking)
 
     def __repr__(self) -> str:
         return f"RankedMove({self.play.move!s}, equity={self.equity:+.4f}, plies={self.plies})"
@@ -181,19 +201,30 @@ class Search:
         return cf.collapse(self._leaf_values(boards, probs, expanded), states, self.met)
 
     def _choose(
-        self, kids: np.ndarray, counts: np.ndarray, score: Callable[[np.ndarray], np.ndarray]
+        self,
+        kids: np.ndarray,
+        counts: np.ndarray,
+        score: Callable[[np.ndarray], np.ndarray | tuple[np.ndarray, np.ndarray]],
     ) -> np.ndarray:
-        """Index of each roll's chosen child: the first best by ``score`` (the mover's view, higher better).
+        """Index of each roll's chosen child: the first best by ``score`` (the mover's view, higher better; a
+        pair of arrays is a value and its tie-break).
 
         With a pruner (gnubg's pruning nets) its cubeless equity first keeps the best ``PRUNE_KEEP`` children
         of each roll, and only those are scored: most of a deep search's evaluations are these move choices.
         """
         sizes = counts.ravel()
+
+        def best(rows: np.ndarray, runs: np.ndarray) -> np.ndarray:
+            scored = score(rows)
+            if isinstance(scored, tuple):
+                return first_best(scored[0], runs, scored[1])
+            return first_best(scored, runs)
+
         if self.pruner is None or sizes.max() <= PRUNE_KEEP:
-            return first_best(score(kids), sizes)
+            return best(kids, sizes)
         rough = money_equity(invert(_probs_of(self.pruner, kids)))
         keep = best_per_run(rough, sizes, PRUNE_KEEP)
-        return keep[first_best(score(kids[keep]), np.minimum(sizes, PRUNE_KEEP))]
+        return keep[best(kids[keep], np.minimum(sizes, PRUNE_KEEP))]
 
     # -- the tree ---------------------------------------------------------------------------------------------
 
@@ -249,10 +280,16 @@ class Search:
         if len(deep):
             kids, counts = roll_children(boards[deep])
             reply = mover.swapped()
-            # Each roll's move minimises the opponent's 0-ply cubeful value, his doubling option included.
-            chosen = kids[
-                self._choose(kids, counts, lambda k: -self.node_values(k, self._probs(k), [reply])[:, 0])
-            ]
+
+            def cubeful_choice(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                """Each roll's move minimises the opponent's 0-ply cubeful value, his doubling option included;
+                equal values (a pass after every move) go to the mover's best cubeless equity."""
+                p = self._probs(k)
+                value = -self.node_values(k, p, [reply])[:, 0]
+                mine = invert(p)
+                return value, money_equity(mine) if mover.is_money else cf.cubeless_mwc(mine, mover, self.met)
+
+            chosen = kids[self._choose(kids, counts, cubeful_choice)]
             child_states = [s.swapped() if s is not None else None for s in expanded]
             child_probs, child_values = self.cubeful(chosen, child_states, plies - 1, reply)
             m = len(deep)
@@ -275,10 +312,10 @@ class Search:
     ) -> list[RankedMove]:
         """Legal plays best first.
 
-        With ``cube`` (the mover's cube state, he being on roll) moves are ranked by n-ply cubeful equity;
-        without it by cubeless ``equity`` (a cubeless money game). ``perturb`` (noise) distorts the mover's
-        probabilities of each candidate; deeper than 0-ply its cubeless equity change moves the candidate's
-        equity too.
+        With ``cube`` (the mover's cube state, he being on roll) moves are ranked by n-ply cubeful equity, ties
+        by cubeless ``equity`` (as gnubg's move sort); without it by cubeless ``equity`` (a cubeless money
+        game). ``perturb`` (noise) distorts the mover's probabilities of each candidate; deeper than 0-ply its
+        cubeless equity change moves the candidate's equity too.
         """
         plays = legal_plays(position, dice)
         after = [p.position.swap() for p in plays]  # the opponent is on roll after our move
@@ -311,7 +348,7 @@ class Search:
         every = np.arange(len(plays))
         probs, eq = score(every, 0)
         depth = np.zeros(len(plays), dtype=int)
-        alive = np.argsort(-eq, kind="stable")
+        alive = best_first(eq, equity(probs))
         if plies > 0 and len(plays) > 1:
             filters = FILTERS[move_filter][plies] if isinstance(move_filter, str) else tuple(move_filter)
             if len(filters) != plies:
@@ -320,7 +357,7 @@ class Search:
             for k, flt in enumerate(filters):
                 if flt.accept < 0:
                     continue
-                alive = alive[apply_filter(eq[alive], flt)]
+                alive = alive[apply_filter(eq[alive], flt, equity(probs[alive]))]
                 nxt = k + 1
                 if nxt == plies or filters[nxt].accept >= 0:
                     probs[alive], eq[alive] = score(alive, nxt)
@@ -328,9 +365,11 @@ class Search:
             if plies not in set(depth[alive].tolist()):
                 probs[alive], eq[alive] = score(alive, plies)
                 depth[alive] = plies
-        # Deeper-searched moves rank above shallower ones, as in gnubg's hint list.
-        order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i]))
-        return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i])) for i in order]
+        # Deeper-searched moves rank above shallower ones, as in gnubg's hint list; equal equities by the
+        # cubeless equity (gnubg's rScore2), then in move-generation order.
+        second = equity(probs)
+        order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i], -second[i], i))
+        return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i]), float(second[i])) for i in order]
 
 
 def _probs_of(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:

@@ -270,6 +270,12 @@ def test_first_best_picks_the_first_maximum_of_each_run() -> None:
     assert list(first_best(values, np.array([3, 1, 1, 3]))) == [1, 3, 4, 5]
 
 
+def test_first_best_gives_equal_values_to_the_larger_secondary() -> None:
+    values = np.array([0.1, 0.3, 0.3, -1.0, 5.0, 2.0, 2.0, 0.0])
+    second = np.array([9.0, 0.1, 0.2, 0.0, 0.0, 0.5, 0.5, 9.0])
+    assert list(first_best(values, np.array([3, 1, 1, 3]), second)) == [2, 3, 4, 5]
+
+
 def test_evaluate_boards_and_positions_agree() -> None:
     analyser = Analyser.default()
     positions = sample_positions(50, 8)

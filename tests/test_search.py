@@ -185,3 +185,43 @@ def test_a_pruner_that_agrees_with_the_evaluator_changes_nothing() -> None:
             return invert(super().evaluate(positions))
 
     assert not np.array_equal(Search(ev, pruner=Backwards()).evaluate(positions, plies=2), plain)
+
+
+class LostEvaluator:
+    """The opponent (on roll after our move) wins 90% whatever we play, so he doubles and we must pass after
+    every move; his gammons grow as our back chequers leave (an odd evaluator: so that the move listed first
+    is not the best), and the moves differ only in cubeless equity."""
+
+    def evaluate(self, positions):  # type: ignore[no-untyped-def]
+        out = np.zeros((len(positions), 5))
+        for i, pos in enumerate(positions):
+            back = pos.opp[23]  # the mover's chequers on his 24-point (he is not on roll here)
+            out[i] = (0.85, 0.06 - 0.02 * back, 0.0, 0.02, 0.0)
+        return out
+
+
+def test_best_first_breaks_ties_by_the_secondary_key() -> None:
+    from engine.search import best_first
+
+    eq = np.array([-1.0, 0.2, -1.0, 0.2, -1.0])
+    second = np.array([-0.3, -0.5, -0.1, -0.2, -0.1])
+    assert list(best_first(eq, second)) == [3, 1, 2, 4, 0]
+    assert list(best_first(eq)) == [1, 3, 0, 2, 4]  # no secondary key: stable order
+    assert list(apply_filter(eq, MoveFilter(1, 1, 0.0), second)) == [3, 1]
+
+
+def test_cubeful_ties_are_ranked_by_cubeless_equity_as_gnubg_does() -> None:
+    # After every move the opponent has a double/pass: every cubeful equity is exactly -1. gnubg then sorts by
+    # the cubeless equity; ranking in generation order played the first listed move instead (issue 13's
+    # cubeful ranking loss in cubeless duels).
+    from engine.cube import CubeInfo
+
+    pos = Position.initial()
+    search = Search(LostEvaluator())
+    ci = CubeInfo.money(jacoby=False, beavers=False)
+    cubeful = search.rank(pos, (6, 5), 0, cube=ci)
+    cubeless = search.rank(pos, (6, 5), 0)
+    assert {r.equity for r in cubeful} == {-1.0}
+    assert cubeful[0].play == cubeless[0].play
+    assert [r.play for r in cubeful] == [r.play for r in cubeless]
+    assert cubeful[0].cubeless == pytest.approx(cubeless[0].equity)
