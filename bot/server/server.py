@@ -63,9 +63,6 @@ LOGIN_PHASE_TIMEOUT = 120.0  # seconds a connection may sit at the login prompt
 MAX_SAVED = 8  # "If you have 8 or more unfinished games, you will be unable to start new games."
 MAX_TEXT = 400  # characters of chat text kept (the line limit bounds it anyway)
 MAX_COMMAND_LAG = 2.0  # seconds a rate-limited command may wait before it is dropped
-# A running match is written at every game start and end, on leave, drop and shutdown, and otherwise at least
-# this often: a restart loses nothing, a crash at most these seconds of play.
-PERSIST_INTERVAL = 5.0
 
 
 def _default_dice() -> DiceSource:
@@ -115,7 +112,6 @@ class FibsServer:
         self.sessions: set[Session] = set()
         self.tables: dict[str, Table] = {}
         self.last_tables: dict[frozenset[str], Table] = {}
-        self._saved_at: dict[str, float] = {}  # table id -> when it was last written to the store
         self._outbox: set[Session] = set()  # sessions with output queued: written once per command handled
         self.table_listeners: list[Callable[[Table], None]] = []  # in-process observers (bot.web)
         self._failures: dict[tuple[str, str], _Failures] = {}  # (host, name tried) -> recent failed logins
@@ -1150,8 +1146,8 @@ class FibsServer:
         self._who_update(inviter)
         self._report(fs.match_start_report(name, me, length), exclude=(session, inviter))
         table.start_game()
-        self._flush(table)
         self._persist(table)
+        self._flush(table)
 
     def _resume(self, inviter: Session, joiner: Session, saved: SavedRow | None) -> None:
         me, name = joiner.name or "", inviter.name or ""
@@ -1187,8 +1183,8 @@ class FibsServer:
         for s in (inviter, joiner):
             s.send(*synopsis)
         table.resume()
-        self._flush(table)
         self._persist(table)
+        self._flush(table)
 
     def _seat(self, session: Session, table: Table, seat: int) -> None:
         session.table, session.seat = table, seat
@@ -1222,11 +1218,13 @@ class FibsServer:
             table.take()  # nothing was changed; drop anything queued before the refusal
             session.send(refusal.line)
             return
+        # The store is the one truth of a running match: written (committed) before any line that tells of the
+        # action leaves, so a crash at any instant resumes from what the players were last shown, never before.
+        if not table.finished:
+            self._persist(table)
         self._flush(table)
         if table.finished:
             self._finish(table)
-        elif not table.in_game or self.clock() - self._saved_at.get(table.id, 0.0) >= PERSIST_INTERVAL:
-            self._persist(table)
 
     def _cmd_roll(self, session: Session, command: fs.Command) -> None:
         self._table_action(session, lambda t, seat: t.roll(seat))
@@ -1298,8 +1296,6 @@ class FibsServer:
             self.store.save_match(row, now=now)
         except Exception:
             log.exception("match_save_failed", match=table.id)
-            return
-        self._saved_at[table.id] = now
 
     def _leave(self, session: Session, reason: str) -> None:
         """The match of ``session`` is saved and both players are freed (leave, logout, drop, timeout)."""
@@ -1341,7 +1337,6 @@ class FibsServer:
             if s.table is table:
                 s.table, s.seat = None, -1
         self.tables.pop(table.id, None)
-        self._saved_at.pop(table.id, None)
         self.last_tables[frozenset(table.names)] = table
         if len(self.last_tables) > 1000:
             self.last_tables.pop(next(iter(self.last_tables)))
