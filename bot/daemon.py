@@ -26,7 +26,7 @@ from bot import logs
 from bot.archive import Archive, archive_name
 from bot.config import Config
 from bot.fibs_bot import FibsBot, FibsEndpoint, recover_unarchived
-from bot.state import StateStore
+from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 
 HEARTBEAT = "heartbeat"
@@ -77,7 +77,15 @@ async def start_embedded_server(
         password = store.generated_secret(f"embedded-account:{user}")
         await server.ensure_account(user, password, bot=True)
         endpoints.append(
-            FibsEndpoint(s.name, host, server.port, user, _constant(password), client_name="gammond")
+            FibsEndpoint(
+                s.name,
+                host,
+                server.port,
+                user,
+                _constant(password),
+                client_name="gammond",
+                match_key=server.match_id_between,
+            )
         )
     log.info("embedded server listening", host=s.host, port=server.port, bots=[e.user for e in endpoints])
     return server, endpoints
@@ -185,6 +193,12 @@ class Daemon:
         self.store = StateStore.open(state_dir)
         self.archive = Archive(Path(c.daemon.archive_dir))
         self.archive.cleanup()
+        if c.embedded:
+            # The embedded server archives its matches from its own record (under the same key): a bot's row
+            # that a crash left FINISHED is only marked, never written a second time from the bot's view.
+            for row in self.store.finished_unarchived():
+                if row.server == c.server.name:
+                    self.store.set_status(row.key, MatchStatus.ARCHIVED)
         recovered = recover_unarchived(self.store, self.archive, self.log)
         if recovered:
             self.log.info("archived matches a crash had left", count=recovered)

@@ -109,6 +109,9 @@ class FibsEndpoint:
     user: str
     password: Callable[[], str] = field(repr=False)
     client_name: str = "gammond"
+    # (user, opponent) -> the server's own ID of their match, where the server can tell (the embedded one):
+    # one key per match in the logs, the store and the archive
+    match_key: Callable[[str, str], str | None] | None = field(default=None, repr=False, compare=False)
 
 
 class Backoff:
@@ -593,6 +596,15 @@ class FibsBot:
 
     def _new_tracker(self, opponent: str, length: int) -> MatchTracker:
         now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+        shared = self.endpoint.match_key(self.endpoint.user, opponent) if self.endpoint.match_key else None
+        if shared:
+            return MatchTracker(
+                key=shared,
+                server=self.endpoint.name,
+                names=(self.endpoint.user, opponent),
+                length=length,
+                started=now,
+            )
         # the random tail keeps two matches begun in the same second apart (in the store and the archive)
         key = f"{self.endpoint.name}/{self.endpoint.user}-{opponent}/{now:%Y%m%dT%H%M%SZ}-{self.rng.getrandbits(16):04x}"
         return MatchTracker(
@@ -747,12 +759,10 @@ class FibsBot:
         crash in between leaves a FINISHED row that ``recover_unarchived`` completes."""
         if why:
             tracker.record_note = tracker.record_note or why
-        self._persist(tracker, MatchStatus.FINISHED if status == MatchStatus.FINISHED else status)
-        if self.archive is None:
-            self.store.set_status(
-                tracker.key, MatchStatus.ARCHIVED if status == MatchStatus.FINISHED else status
-            )
+        if self.archive is None:  # the server archives it: one write, no FINISHED row for a restart to redo
+            self._persist(tracker, MatchStatus.ARCHIVED if status == MatchStatus.FINISHED else status)
             return
+        self._persist(tracker, MatchStatus.FINISHED if status == MatchStatus.FINISHED else status)
         stored = self.store.get(tracker.key)
         assert stored is not None
         try:

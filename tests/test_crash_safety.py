@@ -5,12 +5,27 @@ errors and the shutdown notice."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import datetime
 import random
 import sqlite3
 from pathlib import Path
 
+from bot.archive import Archive
+from bot.config import Config, DaemonConfig, EmbeddedServerConfig
+from bot.daemon import Daemon
+from bot.fibs_match import MatchTracker
+from bot.server.scripted import RandomPlayer, ScriptedClient
 from bot.server.store import Store
+from bot.state import MatchStatus, StateStore
+from engine.moves import legal_plays
+from engine.record import Action, ActionKind
 from protocols.fibs import events as ev
+from protocols.fibs.board import Side, format_board, parse_board
+from tests.test_daemon import BRAS
+from tests.test_daemon import _free_port as free_port
+from tests.test_fibs_bot import SPEC_BOARD
 from tests.test_fibs_server import Harness, move_random, opening, start_match
 
 
@@ -50,3 +65,104 @@ async def test_every_action_is_stored_before_anyone_hears_of_it(tmp_path: Path) 
     store = Store(path)
     assert len(store.saved_matches()) == 1
     store.close()
+
+
+async def _until(predicate: object, timeout: float = 10.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():  # type: ignore[operator]
+        assert loop.time() < end, "timed out"
+        await asyncio.sleep(0.02)
+
+
+def _embedded_config(tmp_path: Path, port: int) -> Config:
+    return Config(
+        daemon=DaemonConfig(
+            state_dir=tmp_path / "var", archive_dir=tmp_path / "oldmoves", heartbeat_interval=0.1
+        ),
+        server=dataclasses.replace(EmbeddedServerConfig(), port=port, web_port=0, name="local"),
+    )
+
+
+async def _play_one_match(tmp_path: Path, config: Config) -> Daemon:
+    daemon = Daemon(config, analyser=BRAS)
+    task = asyncio.create_task(daemon.run())
+    try:
+        await _until(lambda: daemon.bots and daemon.bots[0].logged_in)
+        client = ScriptedClient("carol", "carol-pw", port=config.server.port)
+        await client.connect()
+        await client.register()
+        await client.close()
+        client = ScriptedClient("carol", "carol-pw", port=config.server.port)
+        await client.connect()
+        await client.login()
+        client.send("invite gammond 1")
+        await asyncio.wait_for(RandomPlayer(client, random.Random(2)).play(30), 30)
+        await _until(lambda: list((tmp_path / "oldmoves").glob("*.mat")))
+        await _until(
+            lambda: daemon.store is not None and daemon.store.all()[0].status == MatchStatus.ARCHIVED
+        )
+        await client.close()
+        daemon.drain()
+        assert await asyncio.wait_for(task, 10) == 0
+    finally:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+    return daemon
+
+
+async def test_a_match_has_one_key_and_one_archive_whatever_the_crash_point(tmp_path: Path) -> None:
+    """The bot keys its record of an embedded match by the server's match ID (one ID in logs, stores and
+    archive), and a crash between its two end-of-match writes (a FINISHED row left) does not make the next
+    start archive the match a second time from the bot's side (it used to: another key, sides swapped)."""
+    config = _embedded_config(tmp_path, free_port())
+    await _play_one_match(tmp_path, config)
+    archive = Archive(tmp_path / "oldmoves")
+    [(key, name)] = archive.keys().items()
+    state = StateStore.open(tmp_path / "var")
+    [row] = state.all()
+    assert row.key == key and row.status == MatchStatus.ARCHIVED
+    state.set_status(row.key, MatchStatus.FINISHED)  # what a kill -9 between the two writes left
+    state.close()
+
+    daemon = Daemon(config, analyser=BRAS)
+    task = asyncio.create_task(daemon.run())
+    try:
+        await _until(lambda: daemon.bots and daemon.bots[0].logged_in)
+        daemon.drain()
+        assert await asyncio.wait_for(task, 10) == 0
+    finally:
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+    assert [p.name for p in (tmp_path / "oldmoves").glob("*.mat")] == [name]
+    assert list(archive.keys()) == [key]
+    state = StateStore.open(tmp_path / "var")
+    assert [r.status for r in state.all()] == [MatchStatus.ARCHIVED]
+    state.close()
+
+
+def test_tracker_resyncs_when_the_server_restarts_a_game_it_had_followed_further() -> None:
+    """A server restored from a save older than the bot's (a crash in the first seconds of a game) shows the
+    game's first board again: the tracker goes back to it (it used to raise "a game is in progress" at every
+    board, reconnect and fail again forever)."""
+    started = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    tracker = MatchTracker(key="k", server="s", names=("me", "someplayer"), length=3, started=started)
+    opening_board = ev.Board(raw=SPEC_BOARD, board=parse_board(SPEC_BOARD))
+    tracker.feed(opening_board)
+    before = tracker.state
+    assert before is not None and tracker.recording
+    play = legal_plays(before.position, before.dice)[0]
+    tracker.act(Action(0, ActionKind.MOVE, dice=before.dice, move=play.move))
+    after = tracker.state
+    assert after is not None
+    echo = format_board(after.position.swap(), opponent="someplayer", match_length=3, on_roll=Side.OPPONENT)
+    tracker.feed(ev.Board(raw=echo, board=parse_board(echo)))
+    restored = MatchTracker.restore(tracker.snapshot())  # the bot restarts with its own, newer view
+    assert restored.state == after
+    restored.board_requested()
+    restored.feed(opening_board)  # the server's: the game's first roll again
+    assert restored.state == before and restored.due() and restored.recording
+    record = restored.record()
+    assert record is not None and record.games[0].actions == ()

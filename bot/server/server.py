@@ -197,6 +197,16 @@ class FibsServer:
         self.store.save_account(account)
         return account
 
+    def match_id_between(self, a: str, b: str) -> str | None:
+        """The ID of the running (or else saved) match of ``a`` and ``b``: the in-process bot keys its own record
+        of the match by it, so that one match has one ID in the logs, the stores and the archive."""
+        pair = {a, b}
+        for table in self.tables.values():
+            if set(table.names) == pair:
+                return table.id
+        saved = self.store.saved_match_between(a, b)
+        return None if saved is None else saved.id
+
     def _flush_output(self) -> None:
         """Write every session's queued output (called whenever a handler is done or about to wait)."""
         while self._outbox:
