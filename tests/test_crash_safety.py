@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import datetime
 import random
 import sqlite3
@@ -166,3 +167,32 @@ def test_tracker_resyncs_when_the_server_restarts_a_game_it_had_followed_further
     assert restored.state == before and restored.due() and restored.recording
     record = restored.record()
     assert record is not None and record.games[0].actions == ()
+
+
+def _modes(path: Path) -> dict[str, int]:
+    return {
+        p.name: p.stat().st_mode & 0o777
+        for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"))
+        if p.exists()
+    }
+
+
+def test_databases_with_secrets_are_private_wal_and_shm_included(tmp_path: Path) -> None:
+    """The state database (generated passwords) and the server's (password hashes) are owner-only from the
+    first byte, their -wal and -shm files too (the WAL used to be 0644 with the password in it)."""
+    old = os.umask(0o022)
+    try:
+        state = StateStore.open(tmp_path / "var")
+        state.generated_secret("embedded-account:gammond")
+        server = Store(tmp_path / "var" / "server.sqlite3")
+        server.create_account("ann", "scrypt$1$1$1$00$00")
+        modes = {**_modes(state.path), **_modes(Path(server.path))}
+        assert len(modes) == 6 and set(modes.values()) == {0o600}, modes
+        state.close()
+        server.close()
+        # a file an older version left readable is tightened at the next start
+        os.chmod(tmp_path / "var" / "server.sqlite3", 0o644)
+        Store(tmp_path / "var" / "server.sqlite3").close()
+        assert _modes(tmp_path / "var" / "server.sqlite3")["server.sqlite3"] == 0o600
+    finally:
+        os.umask(old)

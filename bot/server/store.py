@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.server.ratings import INITIAL_RATING
+from bot.state import private_database
 
 SCRYPT_N = 1 << 14  # about 16 MiB and tens of milliseconds per hash: slow for guessing, fine for a login
 SCRYPT_R = 8
@@ -165,6 +166,7 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_database(self.path)  # password hashes: owner-only, the WAL and SHM files included
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at checkpoints, never corrupt
