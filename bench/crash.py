@@ -257,16 +257,14 @@ class Alice:
                 if client.closed.is_set():
                     raise
                 event = None
-            if isinstance(event, ev.Invitation) and event.name == BOT:
+            if isinstance(event, ev.Invitation) and event.inviter == BOT:
                 client.send(f"join {BOT}")
                 continue
             if isinstance(event, ev.MatchJoined | ev.MatchResumed):
                 return
             if not asked:
                 asked = True
-                client.send(
-                    f"invite {BOT}" if has_saved else f"invite {BOT} {self.rng.choice((1, 3, 5, 7))}"
-                )
+                client.send(f"invite {BOT}" if has_saved else f"invite {BOT} {self.rng.choice((1, 3, 5, 7))}")
         raise ScriptError("alice: no match within 20 s")
 
 

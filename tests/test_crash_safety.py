@@ -7,11 +7,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import os
 import datetime
+import itertools
+import os
 import random
 import sqlite3
+import time
 from pathlib import Path
+
+import pytest
 
 from bot.archive import Archive
 from bot.config import Config, DaemonConfig, EmbeddedServerConfig
@@ -196,3 +200,49 @@ def test_databases_with_secrets_are_private_wal_and_shm_included(tmp_path: Path)
         assert _modes(tmp_path / "var" / "server.sqlite3")["server.sqlite3"] == 0o600
     finally:
         os.umask(old)
+
+
+async def test_failed_logins_are_slowed_per_account_across_connections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parallel connections guess no faster than one: after a failure the password checks on an account are
+    spaced by the failure delay whatever the connection (they used to be slowed per connection only, so 100
+    connections tried about 10 passwords a second against one account)."""
+    import bot.server.server as server_module
+
+    checks: list[tuple[float, str]] = []
+    real = server_module.verify_password
+
+    def recording(password: str, stored: str) -> bool:
+        checks.append((time.monotonic(), password))
+        return real(password, stored)
+
+    monkeypatch.setattr(server_module, "verify_password", recording)
+    h = Harness(tmp_path / "s.sqlite3", login_delay=0.05)
+    await h.server.start()
+    try:
+        await h.server.ensure_account("ann", "secret1")
+        thieves = [await h.client("ann", "wrong", login=False) for _ in range(6)]
+        for thief in thieves:
+            await thief.expect(ev.LoginPrompt)
+        for n, thief in enumerate(thieves):
+            thief.send(f"login x 1008 ann guess{n}")
+        late = await h.client("ann", "wrong", login=False)
+        await late.expect(ev.LoginPrompt)
+        await _until(lambda: len(checks) == 6)
+        times = sorted(t for t, _ in checks)
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        assert all(gap >= 0.045 for gap in gaps), gaps  # one check per delay, not six at once
+        # the delay grows with the failures: the next guess, on a fresh connection, waits for its doubled turn
+        await asyncio.sleep(0.05)  # the sixth check has failed
+        late.send("login x 1008 ann guess7")
+        await late.expect(ev.LoginFailed, timeout=10)
+        assert checks[-1][1] == "guess7" and checks[-1][0] - times[-1] >= 0.8 - 0.05
+        # the account's owner, from another address, gets in once his turn comes
+        monkeypatch.setattr(
+            server_module.FibsServer, "_gate_keys", lambda self, s, n: (f"name:{n}", "host:b")
+        )
+        ann = await h.client("ann")
+        assert ann.seen(ev.Welcome)
+    finally:
+        await h.close()

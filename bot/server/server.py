@@ -7,8 +7,8 @@ session is dropped, its match saved, and everyone else goes on.
 
 Safety: a client acts only through its own session (its seat, its watch); lines are bounded
 (``max_line``), commands are rate limited (``max_commands_per_second``, a token bucket: commands past the rate
-wait, and are dropped past a lag of MAX_COMMAND_LAG), failed logins are answered more and more slowly per host
-and name tried, idle connections time out, and a client that does not read its output is dropped once its
+wait, and are dropped past a lag of MAX_COMMAND_LAG), failed logins slow down every later attempt on the same
+account and from the same address, across connections, idle connections time out, and a client that does not read its output is dropped once its
 queue passes a bound. Output is queued per session and written once per command handled.
 """
 
@@ -69,10 +69,18 @@ def _default_dice() -> DiceSource:
     return MersenneDice(secrets.randbits(32))
 
 
-@dataclass(frozen=True, slots=True)
-class _Failures:
-    count: int
-    last: float
+MAX_LOGIN_WAIT = 30.0  # a login whose turn is further away than this is refused without a password check
+FAILURE_MEMORY = 600.0  # seconds after which failed logins are forgotten
+
+
+@dataclass(slots=True)
+class _Gate:
+    """Failed logins of one account or one address, across all connections: password checks on it are spaced
+    (``next_at``), so parallel connections guess no faster than one."""
+
+    failures: int = 0
+    last: float = 0.0  # monotonic time of the last failure
+    next_at: float = 0.0  # no password check for this key before this time
 
 
 class FibsServer:
@@ -114,7 +122,7 @@ class FibsServer:
         self.last_tables: dict[frozenset[str], Table] = {}
         self._outbox: set[Session] = set()  # sessions with output queued: written once per command handled
         self.table_listeners: list[Callable[[Table], None]] = []  # in-process observers (bot.web)
-        self._failures: dict[tuple[str, str], _Failures] = {}  # (host, name tried) -> recent failed logins
+        self._gates: dict[str, _Gate] = {}  # "name:<folded>" / "host:<address>" -> recent failed logins
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
@@ -486,6 +494,10 @@ class FibsServer:
         account = self.store.account(name) if fs.NAME_PATTERN.fullmatch(name) else None
         ok = False
         self._flush_output()
+        if not await self._login_turn(session, name):
+            account = None  # its turn is too far away: refused unchecked (and counted as a failure)
+        if session.phase is Phase.CLOSED:
+            return
         if account is not None:
             try:
                 ok = await asyncio.to_thread(verify_password, password, account.password)
@@ -496,25 +508,62 @@ class FibsServer:
         if not ok or account is None:
             await self._login_failed(session, name)
             return
-        self._failures.pop((session.host, name), None)
+        self._gates.pop(self._gate_keys(session, name)[0], None)
         fresh = self.store.account(account.name) or account  # ratings may have changed during the hash
         self._enter(session, fresh, clip=clip, client=client)
         if not clip:
             session.prompt(fs.PROMPT)
 
+    def _gate_keys(self, session: Session, name: str) -> tuple[str, str]:
+        return f"name:{name[: fs.MAX_NAME].casefold()}", f"host:{session.host}"
+
+    def _gate(self, key: str, now: float) -> _Gate:
+        gate = self._gates.get(key)
+        if gate is None:
+            if len(self._gates) > 10000:  # bound the table: forget the oldest half
+                for old, _ in sorted(self._gates.items(), key=lambda kv: kv[1].last)[:5000]:
+                    del self._gates[old]
+            gate = self._gates[key] = _Gate()
+        elif gate.failures and now - gate.last > FAILURE_MEMORY and now >= gate.next_at:
+            gate.failures = 0
+        return gate
+
+    def _failure_delay(self, failures: int) -> float:
+        return 0.0 if failures <= 0 else min(8.0, self.login_delay * 2 ** min(failures - 1, 4))
+
+    async def _login_turn(self, session: Session, name: str) -> bool:
+        """Wait for the turn of this account and this address: password checks on either are spaced by the
+        failure delay across every connection (each attempt books the next slot). False when the turn is more
+        than MAX_LOGIN_WAIT away."""
+        now = time.monotonic()
+        gates = [self._gate(key, now) for key in self._gate_keys(session, name)]
+        start = max([now, *(g.next_at for g in gates)])
+        if start - now > MAX_LOGIN_WAIT:
+            return False
+        name_gate, host_gate = gates
+        # Each attempt books the slot after it as if it failed: the account's always (its checks are serial),
+        # the address's once it has failed (so that a busy shared address is not slowed by its successes).
+        name_gate.next_at = start + self._failure_delay(name_gate.failures + 1)
+        if host_gate.failures:
+            host_gate.next_at = start + self._failure_delay(host_gate.failures + 1)
+        if start > now:
+            self._flush_output()
+            await asyncio.sleep(start - now)
+        return True
+
     async def _login_failed(self, session: Session, name: str) -> None:
-        """Answer slower and slower for the same name from the same host (the delay doubles up to 8 s, and a
-        success resets it); close the connection after a few failures."""
+        """Answer slower and slower for the same account or address, whatever the connection (the delay doubles
+        up to 8 s; a success resets the account's); close the connection after a few failures."""
         session.failed_logins += 1
         now = time.monotonic()
-        key = (session.host, name[: fs.MAX_NAME])
-        previous = self._failures.get(key)
-        count = 1 if previous is None or now - previous.last > 600 else previous.count + 1
-        self._failures[key] = _Failures(count, now)
-        if len(self._failures) > 10000:  # bound the table: forget the oldest half
-            for old, _ in sorted(self._failures.items(), key=lambda kv: kv[1].last)[:5000]:
-                del self._failures[old]
-        delay = min(8.0, self.login_delay * 2 ** min(count - 1, 4))
+        count = 0
+        for key in self._gate_keys(session, name):
+            gate = self._gate(key, now)
+            gate.failures += 1
+            gate.last = now
+            gate.next_at = max(gate.next_at, now + self._failure_delay(gate.failures))
+            count = max(count, gate.failures)
+        delay = self._failure_delay(count)
         self._flush_output()
         await asyncio.sleep(delay)
         if session.phase is Phase.CLOSED:
