@@ -312,6 +312,18 @@ class Runner:
                 stdout=out,
                 stderr=out,
             )
+        (self.folder / "daemon.pid").write_text(f"{self.process.pid}\n")
+
+    def kill_leftover(self) -> None:
+        """A daemon a killed bench left running (its pid file names it) is ended before the campaign goes on."""
+        try:
+            pid = int((self.folder / "daemon.pid").read_text())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            return
+        if b"bot.cli" in cmdline and str(self.config).encode() in cmdline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
     async def kill(self) -> None:
         if self.process is None:
@@ -507,6 +519,12 @@ class Runner:
     # -- the loop ---------------------------------------------------------------------------------------
 
     async def run(self) -> dict[str, Any]:
+        self.kill_leftover()
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):  # the daemon is killed on the way out, never left behind
+            loop.add_signal_handler(sig, task.cancel)
         self.alice.start()
         try:
             while self.c.kills < self.args.kills:
