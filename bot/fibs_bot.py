@@ -293,6 +293,14 @@ class FibsBot:
             except ConfigError as exc:
                 self.log.error("cannot log in", error=str(exc))
                 return
+            except LoginRejected as exc:  # the operator must act: say so loudly, keep retrying with the backoff
+                self.log.error(
+                    "login refused: wrong password (or no such account) for the bot's own user",
+                    account=self.endpoint.user,
+                    host=self.endpoint.host,
+                    port=self.endpoint.port,
+                )
+                error = f"{type(exc).__name__}: {exc}"
             except (OSError, ConnectionError, TimeoutError, EOFError) as exc:
                 error = f"{type(exc).__name__}: {exc}"
             except Exception as exc:  # a bug must not end the bot: log it, reconnect after the backoff

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+import structlog
 
 from bot.archive import Archive
 from bot.config import Config, DaemonConfig, EmbeddedServerConfig
@@ -28,9 +29,12 @@ from engine.moves import legal_plays
 from engine.record import Action, ActionKind
 from protocols.fibs import events as ev
 from protocols.fibs.board import Side, format_board, parse_board
+from tests.fibs_fake_server import FakeFibsServer
 from tests.test_daemon import BRAS
 from tests.test_daemon import _free_port as free_port
+from tests.test_fibs_bot import PASSWORD as FIBS_PASSWORD
 from tests.test_fibs_bot import SPEC_BOARD
+from tests.test_fibs_bot import harness as fibs_harness
 from tests.test_fibs_server import Harness, move_random, opening, start_match
 
 
@@ -246,3 +250,15 @@ async def test_failed_logins_are_slowed_per_account_across_connections(
         assert ann.seen(ev.Welcome)
     finally:
         await h.close()
+
+
+async def test_a_wrong_password_of_the_bots_own_account_is_an_error_in_the_log(tmp_path: Path) -> None:
+    """It used to log only "reconnecting" at info level; the password itself never reaches the log."""
+    server = FakeFibsServer({"gammond": "another password"}, seed=2)
+    with structlog.testing.capture_logs() as logs:
+        async with fibs_harness(server, tmp_path) as h:
+            bot = h.start()
+            await _until(lambda: bot.sessions >= 2, 5)
+    refused = [e for e in logs if e["event"].startswith("login refused")]
+    assert refused and refused[0]["log_level"] == "error" and refused[0]["account"] == "gammond"
+    assert all(FIBS_PASSWORD not in repr(e) and "another password" not in repr(e) for e in logs)
