@@ -69,7 +69,13 @@ async def start_embedded_server(
         await asyncio.to_thread(archive.store_text, key, name, text)
 
     server = FibsServer.from_config(s, config.daemon.state_dir, on_match_finished=archive_finished)
-    await server.start()
+    try:
+        await server.start()
+    except OSError as exc:
+        server.store.close()
+        raise StartupError(
+            f"the embedded server cannot listen on {s.host}:{s.port}: {_reason(exc)}"
+        ) from None
     endpoints = []
     host = "127.0.0.1" if s.host in ("", "0.0.0.0", "::") else s.host  # the bots come in over loopback
     for n in range(s.bot_accounts):
@@ -89,6 +95,15 @@ async def start_embedded_server(
         )
     log.info("embedded server listening", host=s.host, port=server.port, bots=[e.user for e in endpoints])
     return server, endpoints
+
+
+class StartupError(ValueError):
+    """The daemon cannot start (a port taken, ...): one line for the operator, exit status 2 like a config
+    error (bot.cli prints every ValueError that way)."""
+
+
+def _reason(exc: OSError) -> str:
+    return os.strerror(exc.errno).lower() if exc.errno else str(exc)
 
 
 def _constant(value: str) -> Callable[[], str]:
@@ -235,7 +250,12 @@ class Daemon:
         self._helpers.append(asyncio.create_task(self._heartbeat()))
         self._helpers.append(asyncio.create_task(self._watch_bots()))
         if c.daemon.health_port:
-            self._health = await asyncio.start_server(self._healthz, "127.0.0.1", c.daemon.health_port)
+            try:
+                self._health = await asyncio.start_server(self._healthz, "127.0.0.1", c.daemon.health_port)
+            except OSError as exc:
+                raise StartupError(
+                    f"the health endpoint cannot listen on 127.0.0.1:{c.daemon.health_port}: {_reason(exc)}"
+                ) from None
             self.health_port = self._health.sockets[0].getsockname()[1]
             self.log.info("health endpoint", url=f"http://127.0.0.1:{self.health_port}/healthz")
 

@@ -262,3 +262,29 @@ async def test_a_wrong_password_of_the_bots_own_account_is_an_error_in_the_log(t
     refused = [e for e in logs if e["event"].startswith("login refused")]
     assert refused and refused[0]["log_level"] == "error" and refused[0]["account"] == "gammond"
     assert all(FIBS_PASSWORD not in repr(e) and "another password" not in repr(e) for e in logs)
+
+
+def test_a_busy_port_is_one_clean_line_and_exit_status_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like a config error (it used to end in a 40-line traceback)."""
+    import socket
+
+    from bot import cli
+    from bot import daemon as daemon_module
+
+    monkeypatch.setattr(daemon_module, "load_analyser", lambda config: BRAS)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        (tmp_path / "config.toml").write_text(
+            f'[daemon]\nstate_dir = "{tmp_path / "var"}"\narchive_dir = "{tmp_path / "old"}"\n'
+            f"[server]\nport = {port}\nweb_port = 0\n"
+        )
+        status = cli.main(["run", "--config", str(tmp_path / "config.toml"), "--log-level", "error"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.strip() == (
+        f"gammond run: error: the embedded server cannot listen on 127.0.0.1:{port}: address already in use"
+    )
