@@ -160,6 +160,12 @@ class Daemon:
             return
         self.draining = True
         grace = self.config.daemon.shutdown_grace
+        announce = getattr(self.server, "announce_shutdown", None)
+        if announce is not None:  # the players hear it before the grace period runs, not when it is over
+            try:
+                announce(grace)
+            except Exception:  # a failed notice must not stop the drain
+                self.log.exception("shutdown notice failed")
         for bot in self.bots:
             bot.drain(grace)
         self._stop_others.set()

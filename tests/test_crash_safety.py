@@ -288,3 +288,27 @@ def test_a_busy_port_is_one_clean_line_and_exit_status_2(
     assert err.strip() == (
         f"gammond run: error: the embedded server cannot listen on 127.0.0.1:{port}: address already in use"
     )
+
+
+async def test_first_sigterm_shouts_the_shutdown_to_the_players(tmp_path: Path) -> None:
+    """The opponent is warned at the start of the grace period, as FIBS shouted (he used to hear nothing
+    until the match was saved)."""
+    config = _embedded_config(tmp_path, free_port())
+    daemon = Daemon(config, analyser=BRAS)
+    task = asyncio.create_task(daemon.run())
+    client = ScriptedClient("carol", "carol-pw", port=config.server.port)
+    try:
+        await _until(lambda: daemon.bots and daemon.bots[0].logged_in)
+        await daemon.server.ensure_account("carol", "carol-pw")
+        await client.connect()
+        await client.login()
+        daemon.signal("SIGTERM")
+        shout = await client.expect(ev.Shouts, timeout=5)
+        assert "shutting down in 30 seconds" in shout.message  # type: ignore[attr-defined]
+        assert "saved" in shout.message  # type: ignore[attr-defined]
+        assert await asyncio.wait_for(task, 10) == 0
+    finally:
+        await client.close()
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task

@@ -61,6 +61,7 @@ MIN_PASSWORD = 4
 MAX_LOGIN_FAILURES = 5  # a connection is closed after this many failed logins
 LOGIN_PHASE_TIMEOUT = 120.0  # seconds a connection may sit at the login prompt
 MAX_SAVED = 8  # "If you have 8 or more unfinished games, you will be unable to start new games."
+SYSTEM = "System"  # the sender of the server's own announcements
 MAX_TEXT = 400  # characters of chat text kept (the line limit bounds it anyway)
 MAX_COMMAND_LAG = 2.0  # seconds a rate-limited command may wait before it is dropped
 
@@ -204,6 +205,18 @@ class FibsServer:
         account.password, account.bot = hashed, bot
         self.store.save_account(account)
         return account
+
+    def announce_shutdown(self, grace: float) -> None:
+        """Shout to everyone online (as FIBS's operators did) that the server is going down and that running
+        matches will be saved: sent when the daemon gets its first SIGTERM, at the start of the grace period."""
+        text = (
+            f"The server is shutting down in {grace:.0f} seconds. Running matches will be saved: "
+            "resume them with 'invite' when it is back."
+        )
+        for session in list(self.online.values()):
+            session.send(fs.clip_shouts(SYSTEM, text) if session.clip else fs.text_shouts(SYSTEM, text))
+        self._flush_output()
+        log.info("shutdown_announced", grace=grace, online=len(self.online))
 
     def match_id_between(self, a: str, b: str) -> str | None:
         """The ID of the running (or else saved) match of ``a`` and ``b``: the in-process bot keys its own record
