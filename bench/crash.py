@@ -251,7 +251,7 @@ class Alice:
             has_saved = bool(saved)  # alice is the bot's only opponent: any saved match is hers
             try:
                 event = await client.expect(
-                    lambda e: isinstance(e, ev.Invitation | ev.MatchJoined | ev.MatchResumed), 3.0
+                    lambda e: isinstance(e, ev.Invitation | ev.MatchJoined | ev.MatchResumed), 1.5
                 )
             except ScriptError:
                 if client.closed.is_set():
@@ -264,7 +264,9 @@ class Alice:
                 return
             if not asked:
                 asked = True
-                client.send(f"invite {BOT}" if has_saved else f"invite {BOT} {self.rng.choice((1, 3, 5, 7))}")
+                client.send(
+                    f"invite {BOT}" if has_saved else f"invite {BOT} {self.rng.choice((1, 1, 2, 3, 5, 7))}"
+                )
         raise ScriptError("alice: no match within 20 s")
 
 
