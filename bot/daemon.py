@@ -4,8 +4,9 @@ account (a ``FibsBot`` per FIBS account, the bgammon bot per bgammon entry), a h
 
 Shutdown is in two stages (reference model-codebases.md, lesson 7): the first SIGTERM or SIGINT shouts the
 shutdown to everyone on the embedded server, stops taking invitations and gives running matches
-``daemon.shutdown_grace`` seconds to end (then they are saved with ``leave``) before the bots log out; a second signal aborts at once - every match is stored before each action,
-so nothing is lost that a restart cannot resume.
+``daemon.shutdown_grace`` seconds to end (then they are saved with ``leave``) before the bots log out; a second
+signal aborts at once - every match is stored before each action, so nothing is lost that a restart cannot
+resume.
 """
 
 from __future__ import annotations

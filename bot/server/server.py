@@ -8,8 +8,8 @@ session is dropped, its match saved, and everyone else goes on.
 Safety: a client acts only through its own session (its seat, its watch); lines are bounded
 (``max_line``), commands are rate limited (``max_commands_per_second``, a token bucket: commands past the rate
 wait, and are dropped past a lag of MAX_COMMAND_LAG), failed logins slow down every later attempt on the same
-account and from the same address, across connections, idle connections time out, and a client that does not read its output is dropped once its
-queue passes a bound. Output is queued per session and written once per command handled.
+account and from the same address, across connections, idle connections time out, and a client that does not
+read its output is dropped once its queue passes a bound. Output is queued per session and written once per command handled.
 """
 
 from __future__ import annotations
