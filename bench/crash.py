@@ -220,6 +220,8 @@ class Alice:
         self._client = client
         await client.login()
         self.online = True
+        if client.seen(lambda e: isinstance(e, ev.Invitation) and e.inviter == BOT):
+            client.send(f"join {BOT}")  # the bot's resume invitation came while the login was read
         watcher = asyncio.create_task(self._watch_starts(client))
         try:
             while True:
@@ -245,7 +247,7 @@ class Alice:
     async def _start_or_resume(self, client: ScriptedClient) -> None:
         """Join the bot's resume invitation, or invite it (to resume, or to a new match if none is saved)."""
         deadline = time.monotonic() + 20
-        asked = False
+        asked = 0.0
         while time.monotonic() < deadline:
             saved, _ = server_view(self.db)
             has_saved = bool(saved)  # alice is the bot's only opponent: any saved match is hers
@@ -262,8 +264,8 @@ class Alice:
                 continue
             if isinstance(event, ev.MatchJoined | ev.MatchResumed):
                 return
-            if not asked:
-                asked = True
+            if time.monotonic() - asked > 6.0:  # ask, and ask again if nothing came of it
+                asked = time.monotonic()
                 client.send(
                     f"invite {BOT}" if has_saved else f"invite {BOT} {self.rng.choice((1, 1, 2, 3, 5, 7))}"
                 )
