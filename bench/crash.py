@@ -587,7 +587,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--finale-timeout", type=float, default=300.0)
     parser.add_argument("--json", action="store_true", help="the whole result as JSON before the summary")
     args = parser.parse_args(argv)
-    result = asyncio.run(Runner(args).run())
+    runner = Runner(args)
+    try:
+        result = asyncio.run(runner.run())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        print(f"\ncrash: stopped at {runner.c.kills} kills (checkpointed); rerun the same command to resume")
+        return 130
     if args.json:
         print(json.dumps(result))
     zero = ("stuck", "lost", "duplicated", "unimportable")
