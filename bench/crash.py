@@ -25,6 +25,7 @@ archive), ``duplicated`` (a match archived more than once: a repeated key or the
 ``unimportable`` (``gammond mat check`` fails on it, or GNU Backgammon's import of a sample disagrees).
 
 Progress is checkpointed in ``<dir>/campaign.json`` after each life: rerunning the same command resumes.
+Campaigns with their own ``--dir``, ``--port`` and ``--seed`` run side by side as shards of one count.
 A progress bar goes to stderr; the last line on stdout is the summary. Exit status 1 if a count that must be
 zero is not.
 """
