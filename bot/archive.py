@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import time as _time
 from collections.abc import Callable
 from datetime import UTC, datetime, time
 from pathlib import Path
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
     from engine.record import MatchRecord
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+# Set only by bench/crash.py: seconds to pause at each step of a write (the step is written to STAGE_FILE
+# first), so that the campaign can kill the daemon in the middle of one.
+PAUSE_ENV = "GAMMOND_BENCH_ARCHIVE_PAUSE"
+STAGE_FILE = ".bench-stage"
 
 
 def safe(text: str, limit: int = 40) -> str:
@@ -88,19 +93,32 @@ class Archive:
             name = self._unique(name)
         tmp = self.folder / f".{name}.{os.getpid()}.tmp"
         data = text.encode("utf-8")
+        self._bench_pause("begin")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            os.write(fd, data)
+            os.write(fd, data[: len(data) // 2])
+            self._bench_pause("half-written")
+            os.write(fd, data[len(data) // 2 :])
             self._fsync(fd)
         finally:
             os.close(fd)
+        self._bench_pause("written")
         if key not in known:
             self._record_key(key, name)
+        self._bench_pause("keyed")
         os.replace(tmp, self.folder / name)
         self._sync_folder()
+        self._bench_pause("renamed")
         if self.on_stored is not None:
             self.on_stored(self.folder / name)
         return self.folder / name
+
+    def _bench_pause(self, stage: str) -> None:
+        pause = os.environ.get(PAUSE_ENV)
+        if not pause:
+            return
+        (self.folder / STAGE_FILE).write_text(f"{stage} {os.getpid()}\n")
+        _time.sleep(float(pause))
 
     def _unique(self, name: str) -> str:
         stem, dot, ext = name.rpartition(".")

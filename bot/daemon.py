@@ -2,10 +2,11 @@
 account (a ``FibsBot`` per FIBS account, the bgammon bot per bgammon entry), a heartbeat file and an optional
 ``/healthz`` endpoint; engine work runs in a thread pool so the loop stays responsive.
 
-Shutdown is in two stages (reference model-codebases.md, lesson 7): the first SIGTERM or SIGINT stops taking
-invitations and gives running matches ``daemon.shutdown_grace`` seconds to end (then they are saved with
-``leave``) before the bots log out; a second signal aborts at once - every match is stored before each action,
-so nothing is lost that a restart cannot resume.
+Shutdown is in two stages (reference model-codebases.md, lesson 7): the first SIGTERM or SIGINT shouts the
+shutdown to everyone on the embedded server, stops taking invitations and gives running matches
+``daemon.shutdown_grace`` seconds to end (then they are saved with ``leave``) before the bots log out; a second
+signal aborts at once - every match is stored before each action, so nothing is lost that a restart cannot
+resume.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from bot import analysis_jobs, logs
 from bot.archive import Archive, archive_name
 from bot.config import Config
 from bot.fibs import FibsBot, FibsEndpoint, recover_unarchived
-from bot.state import StateStore
+from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 
 HEARTBEAT = "heartbeat"
@@ -69,7 +70,13 @@ async def start_embedded_server(
         await asyncio.to_thread(archive.store_text, key, name, text)
 
     server = FibsServer.from_config(s, config.daemon.state_dir, on_match_finished=archive_finished)
-    await server.start()
+    try:
+        await server.start()
+    except OSError as exc:
+        server.store.close()
+        raise StartupError(
+            f"the embedded server cannot listen on {s.host}:{s.port}: {_reason(exc)}"
+        ) from None
     endpoints = []
     host = "127.0.0.1" if s.host in ("", "0.0.0.0", "::") else s.host  # the bots come in over loopback
     for n in range(s.bot_accounts):
@@ -77,10 +84,27 @@ async def start_embedded_server(
         password = store.generated_secret(f"embedded-account:{user}")
         await server.ensure_account(user, password, bot=True)
         endpoints.append(
-            FibsEndpoint(s.name, host, server.port, user, _constant(password), client_name="gammond")
+            FibsEndpoint(
+                s.name,
+                host,
+                server.port,
+                user,
+                _constant(password),
+                client_name="gammond",
+                match_key=server.match_id_between,
+            )
         )
     log.info("embedded server listening", host=s.host, port=server.port, bots=[e.user for e in endpoints])
     return server, endpoints
+
+
+class StartupError(ValueError):
+    """The daemon cannot start (a port taken, ...): one line for the operator, exit status 2 like a config
+    error (bot.cli prints every ValueError that way)."""
+
+
+def _reason(exc: OSError) -> str:
+    return os.strerror(exc.errno).lower() if exc.errno else str(exc)
 
 
 def _constant(value: str) -> Callable[[], str]:
@@ -137,6 +161,12 @@ class Daemon:
             return
         self.draining = True
         grace = self.config.daemon.shutdown_grace
+        announce = getattr(self.server, "announce_shutdown", None)
+        if announce is not None:  # the players hear it before the grace period runs, not when it is over
+            try:
+                announce(grace)
+            except Exception:  # a failed notice must not stop the drain
+                self.log.exception("shutdown notice failed")
         for bot in self.bots:
             bot.drain(grace)
         self._stop_others.set()
@@ -188,6 +218,12 @@ class Daemon:
         self.archive = Archive(Path(c.daemon.archive_dir))
         self.archive.cleanup()
         analysis_jobs.attach(self.archive)  # background analysis of archived matches (bot/analysis_jobs.py)
+        if c.embedded:
+            # The embedded server archives its matches from its own record (under the same key): a bot's row
+            # that a crash left FINISHED is only marked, never written a second time from the bot's view.
+            for row in self.store.finished_unarchived():
+                if row.server == c.server.name:
+                    self.store.set_status(row.key, MatchStatus.ARCHIVED)
         recovered = recover_unarchived(self.store, self.archive, self.log)
         if recovered:
             self.log.info("archived matches a crash had left", count=recovered)
@@ -224,7 +260,12 @@ class Daemon:
         self._helpers.append(asyncio.create_task(self._heartbeat()))
         self._helpers.append(asyncio.create_task(self._watch_bots()))
         if c.daemon.health_port:
-            self._health = await asyncio.start_server(self._healthz, "127.0.0.1", c.daemon.health_port)
+            try:
+                self._health = await asyncio.start_server(self._healthz, "127.0.0.1", c.daemon.health_port)
+            except OSError as exc:
+                raise StartupError(
+                    f"the health endpoint cannot listen on 127.0.0.1:{c.daemon.health_port}: {_reason(exc)}"
+                ) from None
             self.health_port = self._health.sockets[0].getsockname()[1]
             self.log.info("health endpoint", url=f"http://127.0.0.1:{self.health_port}/healthz")
 

@@ -9,6 +9,7 @@ are single short transactions on a local file: fast enough to run on the event l
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -44,6 +45,19 @@ CREATE TABLE IF NOT EXISTS secrets (
     value TEXT NOT NULL
 );
 """
+
+
+def private_database(path: str | Path) -> None:
+    """Create the SQLite file owner-only (0600) before SQLite opens it, so that its -wal and -shm files, which
+    SQLite creates with the database file's mode, are private from their first byte; files an older version
+    left readable by others are tightened."""
+    path = Path(path)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(fd)
+    for name in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            if name.stat().st_mode & 0o077:
+                os.chmod(name, 0o600)
 
 
 class StateError(ValueError):
@@ -85,6 +99,7 @@ class StateStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         try:
+            private_database(self.path)  # it holds generated passwords
             self._db = sqlite3.connect(self.path, isolation_level=None, timeout=10.0)
             self._db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode: a commit survives the process being killed (not a power cut), far cheaper
@@ -92,19 +107,14 @@ class StateStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StateError(f"cannot open the state database {self.path}: {exc}") from None
 
     @classmethod
     def open(cls, state_dir: Path) -> StateStore:
         folder = Path(state_dir)
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / DB_NAME
-        existed = path.exists()
-        store = cls(path)
-        if not existed:
-            os.chmod(path, 0o600)  # it holds generated passwords
-        return store
+        return cls(folder / DB_NAME)
 
     def close(self) -> None:
         self._db.close()

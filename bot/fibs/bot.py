@@ -192,6 +192,14 @@ class FibsBot(SocialMixin):
             except ConfigError as exc:
                 self.log.error("cannot log in", error=str(exc))
                 return
+            except LoginRejected as exc:  # the operator must act: say so loudly, keep retrying with the backoff
+                self.log.error(
+                    "login refused: wrong password (or no such account) for the bot's own user",
+                    account=self.endpoint.user,
+                    host=self.endpoint.host,
+                    port=self.endpoint.port,
+                )
+                error = f"{type(exc).__name__}: {exc}"
             except (OSError, ConnectionError, TimeoutError, EOFError) as exc:
                 error = f"{type(exc).__name__}: {exc}"
             except Exception as exc:  # a bug must not end the bot: log it, reconnect after the backoff
@@ -427,6 +435,15 @@ class FibsBot(SocialMixin):
 
     def _new_tracker(self, opponent: str, length: int) -> MatchTracker:
         now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+        shared = self.endpoint.match_key(self.endpoint.user, opponent) if self.endpoint.match_key else None
+        if shared:
+            return MatchTracker(
+                key=shared,
+                server=self.endpoint.name,
+                names=(self.endpoint.user, opponent),
+                length=length,
+                started=now,
+            )
         # the random tail keeps two matches begun in the same second apart (in the store and the archive)
         key = f"{self.endpoint.name}/{self.endpoint.user}-{opponent}/{now:%Y%m%dT%H%M%SZ}-{self.rng.getrandbits(16):04x}"
         return MatchTracker(
@@ -583,12 +600,10 @@ class FibsBot(SocialMixin):
         crash in between leaves a FINISHED row that ``recover_unarchived`` completes."""
         if why:
             tracker.record_note = tracker.record_note or why
-        self._persist(tracker, MatchStatus.FINISHED if status == MatchStatus.FINISHED else status)
-        if self.archive is None:
-            self.store.set_status(
-                tracker.key, MatchStatus.ARCHIVED if status == MatchStatus.FINISHED else status
-            )
+        if self.archive is None:  # the server archives it: one write, no FINISHED row for a restart to redo
+            self._persist(tracker, MatchStatus.ARCHIVED if status == MatchStatus.FINISHED else status)
             return
+        self._persist(tracker, MatchStatus.FINISHED if status == MatchStatus.FINISHED else status)
         stored = self.store.get(tracker.key)
         assert stored is not None
         try:

@@ -413,6 +413,23 @@ class MatchTracker:
     # -- boards ---------------------------------------------------------------------------------------------
 
     def _on_board(self, board: FibsBoard, notes: list[Note]) -> None:
+        try:
+            self._follow_board(board, notes)
+        except EngineError as exc:
+            # Whatever the board says, it is the server's truth: resync to it rather than fail (and fail again
+            # after every reconnect) on a step the rules refuse.
+            try:
+                target = board_state(board, self.names, self._crawford_guess(board))
+            except EngineError:
+                raise exc from None
+            notes.append(Desync(f"board {board.line()!r} cannot be reached: {exc}"))
+            if self._builder is not None:
+                self._stop_record(f"the record stops where a board could not be followed ({target.gnubg_id})")
+            self._own = None
+            self.state = target
+            self.version += 1
+
+    def _follow_board(self, board: FibsBoard, notes: list[Note]) -> None:
         self.direction = board.direction
         if board.turn == 0 or self.finished:
             return  # between games: the text lines tell the result
@@ -493,6 +510,8 @@ class MatchTracker:
             self._builder = self._new_builder(between.replace(score=target.score, crawford=crawford))
             self._steps = []
         if self.recording and self._builder is not None and self._builder.state.score == target.score:
+            if self._builder.state.game_state == GameState.PLAYING:
+                self._rewind_game()  # the server is back at the start of a game we had followed further
             self._apply_step(roll, notes)
             return
         if self._builder is not None:
@@ -500,6 +519,18 @@ class MatchTracker:
                 f"a game began at {target.score[0]}-{target.score[1]} that the record cannot reach"
             )
         self.state = target
+        self.version += 1
+
+    def _rewind_game(self) -> None:
+        """Drop the recorded steps of the game in progress (its start included): a server restored from a save
+        older than our own view plays that game again from its first roll."""
+        starts = [i for i, step in enumerate(self._steps) if not isinstance(step, Action)]
+        if not starts:
+            raise TrackerError("no game start to rewind to")
+        del self._steps[starts[-1] :]
+        self._rebuild()
+        assert self._builder is not None
+        self.state = self._builder.state
         self.version += 1
 
     # -- applying -----------------------------------------------------------------------------------------

@@ -34,6 +34,9 @@ class FibsEndpoint:
     user: str
     password: Callable[[], str] = field(repr=False)
     client_name: str = "gammond"
+    # (user, opponent) -> the server's own ID of their match, where the server can tell (the embedded one):
+    # one key per match in the logs, the store and the archive
+    match_key: Callable[[str, str], str | None] | None = field(default=None, repr=False, compare=False)
 
 
 class Backoff:

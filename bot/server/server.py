@@ -7,9 +7,9 @@ session is dropped, its match saved, and everyone else goes on.
 
 Safety: a client acts only through its own session (its seat, its watch); lines are bounded
 (``max_line``), commands are rate limited (``max_commands_per_second``, a token bucket: commands past the rate
-wait, and are dropped past a lag of MAX_COMMAND_LAG), failed logins are answered more and more slowly per host
-and name tried, idle connections time out, and a client that does not read its output is dropped once its
-queue passes a bound. Output is queued per session and written once per command handled.
+wait, and are dropped past a lag of MAX_COMMAND_LAG), failed logins slow down every later attempt on the same
+account and from the same address, across connections, idle connections time out, and a client that does not
+read its output is dropped once its queue passes a bound. Output is queued per session and written once per command handled.
 """
 
 from __future__ import annotations
@@ -61,21 +61,27 @@ MIN_PASSWORD = 4
 MAX_LOGIN_FAILURES = 5  # a connection is closed after this many failed logins
 LOGIN_PHASE_TIMEOUT = 120.0  # seconds a connection may sit at the login prompt
 MAX_SAVED = 8  # "If you have 8 or more unfinished games, you will be unable to start new games."
+SYSTEM = "System"  # the sender of the server's own announcements
 MAX_TEXT = 400  # characters of chat text kept (the line limit bounds it anyway)
 MAX_COMMAND_LAG = 2.0  # seconds a rate-limited command may wait before it is dropped
-# A running match is written at every game start and end, on leave, drop and shutdown, and otherwise at least
-# this often: a restart loses nothing, a crash at most these seconds of play.
-PERSIST_INTERVAL = 5.0
 
 
 def _default_dice() -> DiceSource:
     return MersenneDice(secrets.randbits(32))
 
 
-@dataclass(frozen=True, slots=True)
-class _Failures:
-    count: int
-    last: float
+MAX_LOGIN_WAIT = 30.0  # a login whose turn is further away than this is refused without a password check
+FAILURE_MEMORY = 600.0  # seconds after which failed logins are forgotten
+
+
+@dataclass(slots=True)
+class _Gate:
+    """Failed logins of one account or one address, across all connections: password checks on it are spaced
+    (``next_at``), so parallel connections guess no faster than one."""
+
+    failures: int = 0
+    last: float = 0.0  # monotonic time of the last failure
+    next_at: float = 0.0  # no password check for this key before this time
 
 
 class FibsServer:
@@ -115,10 +121,9 @@ class FibsServer:
         self.sessions: set[Session] = set()
         self.tables: dict[str, Table] = {}
         self.last_tables: dict[frozenset[str], Table] = {}
-        self._saved_at: dict[str, float] = {}  # table id -> when it was last written to the store
         self._outbox: set[Session] = set()  # sessions with output queued: written once per command handled
         self.table_listeners: list[Callable[[Table], None]] = []  # in-process observers (bot.web)
-        self._failures: dict[tuple[str, str], _Failures] = {}  # (host, name tried) -> recent failed logins
+        self._gates: dict[str, _Gate] = {}  # "name:<folded>" / "host:<address>" -> recent failed logins
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
@@ -200,6 +205,28 @@ class FibsServer:
         account.password, account.bot = hashed, bot
         self.store.save_account(account)
         return account
+
+    def announce_shutdown(self, grace: float) -> None:
+        """Shout to everyone online (as FIBS's operators did) that the server is going down and that running
+        matches will be saved: sent when the daemon gets its first SIGTERM, at the start of the grace period."""
+        text = (
+            f"The server is shutting down in {grace:.0f} seconds. Running matches will be saved: "
+            "resume them with 'invite' when it is back."
+        )
+        for session in list(self.online.values()):
+            session.send(fs.clip_shouts(SYSTEM, text) if session.clip else fs.text_shouts(SYSTEM, text))
+        self._flush_output()
+        log.info("shutdown_announced", grace=grace, online=len(self.online))
+
+    def match_id_between(self, a: str, b: str) -> str | None:
+        """The ID of the running (or else saved) match of ``a`` and ``b``: the in-process bot keys its own record
+        of the match by it, so that one match has one ID in the logs, the stores and the archive."""
+        pair = {a, b}
+        for table in self.tables.values():
+            if set(table.names) == pair:
+                return table.id
+        saved = self.store.saved_match_between(a, b)
+        return None if saved is None else saved.id
 
     def _flush_output(self) -> None:
         """Write every session's queued output (called whenever a handler is done or about to wait)."""
@@ -480,6 +507,10 @@ class FibsServer:
         account = self.store.account(name) if fs.NAME_PATTERN.fullmatch(name) else None
         ok = False
         self._flush_output()
+        if not await self._login_turn(session, name):
+            account = None  # its turn is too far away: refused unchecked (and counted as a failure)
+        if session.phase is Phase.CLOSED:
+            return
         if account is not None:
             try:
                 ok = await asyncio.to_thread(verify_password, password, account.password)
@@ -490,25 +521,62 @@ class FibsServer:
         if not ok or account is None:
             await self._login_failed(session, name)
             return
-        self._failures.pop((session.host, name), None)
+        self._gates.pop(self._gate_keys(session, name)[0], None)
         fresh = self.store.account(account.name) or account  # ratings may have changed during the hash
         self._enter(session, fresh, clip=clip, client=client)
         if not clip:
             session.prompt(fs.PROMPT)
 
+    def _gate_keys(self, session: Session, name: str) -> tuple[str, str]:
+        return f"name:{name[: fs.MAX_NAME].casefold()}", f"host:{session.host}"
+
+    def _gate(self, key: str, now: float) -> _Gate:
+        gate = self._gates.get(key)
+        if gate is None:
+            if len(self._gates) > 10000:  # bound the table: forget the oldest half
+                for old, _ in sorted(self._gates.items(), key=lambda kv: kv[1].last)[:5000]:
+                    del self._gates[old]
+            gate = self._gates[key] = _Gate()
+        elif gate.failures and now - gate.last > FAILURE_MEMORY and now >= gate.next_at:
+            gate.failures = 0
+        return gate
+
+    def _failure_delay(self, failures: int) -> float:
+        return 0.0 if failures <= 0 else min(8.0, self.login_delay * 2 ** min(failures - 1, 4))
+
+    async def _login_turn(self, session: Session, name: str) -> bool:
+        """Wait for the turn of this account and this address: password checks on either are spaced by the
+        failure delay across every connection (each attempt books the next slot). False when the turn is more
+        than MAX_LOGIN_WAIT away."""
+        now = time.monotonic()
+        gates = [self._gate(key, now) for key in self._gate_keys(session, name)]
+        start = max([now, *(g.next_at for g in gates)])
+        if start - now > MAX_LOGIN_WAIT:
+            return False
+        name_gate, host_gate = gates
+        # Each attempt books the slot after it as if it failed: the account's always (its checks are serial),
+        # the address's once it has failed (so that a busy shared address is not slowed by its successes).
+        name_gate.next_at = start + self._failure_delay(name_gate.failures + 1)
+        if host_gate.failures:
+            host_gate.next_at = start + self._failure_delay(host_gate.failures + 1)
+        if start > now:
+            self._flush_output()
+            await asyncio.sleep(start - now)
+        return True
+
     async def _login_failed(self, session: Session, name: str) -> None:
-        """Answer slower and slower for the same name from the same host (the delay doubles up to 8 s, and a
-        success resets it); close the connection after a few failures."""
+        """Answer slower and slower for the same account or address, whatever the connection (the delay doubles
+        up to 8 s; a success resets the account's); close the connection after a few failures."""
         session.failed_logins += 1
         now = time.monotonic()
-        key = (session.host, name[: fs.MAX_NAME])
-        previous = self._failures.get(key)
-        count = 1 if previous is None or now - previous.last > 600 else previous.count + 1
-        self._failures[key] = _Failures(count, now)
-        if len(self._failures) > 10000:  # bound the table: forget the oldest half
-            for old, _ in sorted(self._failures.items(), key=lambda kv: kv[1].last)[:5000]:
-                del self._failures[old]
-        delay = min(8.0, self.login_delay * 2 ** min(count - 1, 4))
+        count = 0
+        for key in self._gate_keys(session, name):
+            gate = self._gate(key, now)
+            gate.failures += 1
+            gate.last = now
+            gate.next_at = max(gate.next_at, now + self._failure_delay(gate.failures))
+            count = max(count, gate.failures)
+        delay = self._failure_delay(count)
         self._flush_output()
         await asyncio.sleep(delay)
         if session.phase is Phase.CLOSED:
@@ -1150,8 +1218,8 @@ class FibsServer:
         self._who_update(inviter)
         self._report(fs.match_start_report(name, me, length), exclude=(session, inviter))
         table.start_game()
-        self._flush(table)
         self._persist(table)
+        self._flush(table)
 
     def _resume(self, inviter: Session, joiner: Session, saved: SavedRow | None) -> None:
         me, name = joiner.name or "", inviter.name or ""
@@ -1187,8 +1255,8 @@ class FibsServer:
         for s in (inviter, joiner):
             s.send(*synopsis)
         table.resume()
-        self._flush(table)
         self._persist(table)
+        self._flush(table)
 
     def _seat(self, session: Session, table: Table, seat: int) -> None:
         session.table, session.seat = table, seat
@@ -1222,11 +1290,13 @@ class FibsServer:
             table.take()  # nothing was changed; drop anything queued before the refusal
             session.send(refusal.line)
             return
+        # The store is the one truth of a running match: written (committed) before any line that tells of the
+        # action leaves, so a crash at any instant resumes from what the players were last shown, never before.
+        if not table.finished:
+            self._persist(table)
         self._flush(table)
         if table.finished:
             self._finish(table)
-        elif not table.in_game or self.clock() - self._saved_at.get(table.id, 0.0) >= PERSIST_INTERVAL:
-            self._persist(table)
 
     def _cmd_roll(self, session: Session, command: fs.Command) -> None:
         self._table_action(session, lambda t, seat: t.roll(seat))
@@ -1298,8 +1368,6 @@ class FibsServer:
             self.store.save_match(row, now=now)
         except Exception:
             log.exception("match_save_failed", match=table.id)
-            return
-        self._saved_at[table.id] = now
 
     def _leave(self, session: Session, reason: str) -> None:
         """The match of ``session`` is saved and both players are freed (leave, logout, drop, timeout)."""
@@ -1341,7 +1409,6 @@ class FibsServer:
             if s.table is table:
                 s.table, s.seat = None, -1
         self.tables.pop(table.id, None)
-        self._saved_at.pop(table.id, None)
         self.last_tables[frozenset(table.names)] = table
         if len(self.last_tables) > 1000:
             self.last_tables.pop(next(iter(self.last_tables)))

@@ -5,9 +5,9 @@ Passwords are kept as ``scrypt$n$r$p$salt$hash`` (hashlib.scrypt with a random 1
 hashing itself is slow on purpose, so ``hash_password``/``verify_password`` are plain functions the server runs
 in a worker thread, and the store only keeps the result. Every other call is one short local transaction.
 
-A match the server has not finished is a row of ``saved`` (its gnubg ID and its record as JSON), written at
-every game start and end, on leave, drop and shutdown, and every few seconds of play (see the server's
-PERSIST_INTERVAL): a restart loses nothing, a crash a few seconds at most. Finishing a match moves it from
+A match the server has not finished is a row of ``saved`` (its gnubg ID and its record as JSON), written after
+every action and before the server tells anyone of it: the one truth of a running match, so that a restart or a
+crash at any instant resumes exactly where the players were last shown. Finishing a match moves it from
 ``saved`` to ``finished`` and updates both ratings in one transaction; ``finished`` rows stay marked
 unarchived until the archive has taken them, so none is lost between the two.
 """
@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.server.ratings import INITIAL_RATING
+from bot.state import private_database
 
 SCRYPT_N = 1 << 14  # about 16 MiB and tens of milliseconds per hash: slow for guessing, fine for a login
 SCRYPT_R = 8
@@ -165,6 +166,7 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_database(self.path)  # password hashes: owner-only, the WAL and SHM files included
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable at checkpoints, never corrupt
