@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 import structlog
-from bot.fibs_match import MatchTracker
 
 from bot.archive import Archive
 from bot.config import Config, DaemonConfig, EmbeddedServerConfig
 from bot.daemon import Daemon
+from bot.fibs.match import MatchTracker
 from bot.server.scripted import RandomPlayer, ScriptedClient
 from bot.server.store import Store
 from bot.state import MatchStatus, StateStore
