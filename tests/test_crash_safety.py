@@ -282,7 +282,9 @@ def test_a_busy_port_is_one_clean_line_and_exit_status_2(
             f'[daemon]\nstate_dir = "{tmp_path / "var"}"\narchive_dir = "{tmp_path / "old"}"\n'
             f"[server]\nport = {port}\nweb_port = 0\n"
         )
-        config = structlog.get_config()  # `gammond run` configures logging to the captured stderr: put it back
+        config = (
+            structlog.get_config()
+        )  # `gammond run` configures logging to the captured stderr: put it back
         try:
             status = cli.main(["run", "--config", str(tmp_path / "config.toml"), "--log-level", "error"])
         finally:

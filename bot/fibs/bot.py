@@ -192,7 +192,9 @@ class FibsBot(SocialMixin):
             except ConfigError as exc:
                 self.log.error("cannot log in", error=str(exc))
                 return
-            except LoginRejected as exc:  # the operator must act: say so loudly, keep retrying with the backoff
+            except (
+                LoginRejected
+            ) as exc:  # the operator must act: say so loudly, keep retrying with the backoff
                 self.log.error(
                     "login refused: wrong password (or no such account) for the bot's own user",
                     account=self.endpoint.user,
