@@ -18,6 +18,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,7 @@ class BackgroundAnalysis:
         while True:
             path = self._queue.get()
             cmd = [sys.executable, "-m", "bot.analysis_jobs", path, "--plies", str(self.plies)]
+            cmd += ["--parent", str(os.getpid())]
             if self.models:
                 cmd += ["--models", self.models]
             try:
@@ -152,6 +154,18 @@ def attach(archive: Any, plies: int | None = None, backfill: bool = True) -> Bac
     return _default
 
 
+def _exit_with_parent(parent: int, every: float = 0.5) -> None:
+    """End this child once ``parent`` is gone (a daemon killed with -9 cannot terminate it): without this,
+    every restart's backfill would start another analysis beside the orphans of the last one."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -159,7 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("file")
     p.add_argument("--plies", type=int, choices=(0, 1, 2), default=DEFAULT_PLIES)
     p.add_argument("--models")
+    p.add_argument("--parent", type=int, help="exit as soon as this process (the daemon) is gone")
     args = p.parse_args(argv)
+    if args.parent:
+        _exit_with_parent(args.parent)
     print(analyse_to_file(args.file, args.plies, args.models))
     return 0
 

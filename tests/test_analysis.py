@@ -267,3 +267,50 @@ def test_config_takes_a_fibs_rating_per_opponent_too(tmp_path: Path) -> None:
     cfg.write_text('[engine]\nlevel = "fibs:abc"\n')
     with pytest.raises(ConfigError, match=r"engine\.level"):
         load(cfg, environ={})
+
+
+def test_the_analysis_child_ends_when_the_daemon_is_killed(tmp_path: Path) -> None:
+    # A daemon killed with -9 cannot terminate its analysis child; orphans used to run on, and every restart's
+    # backfill started one more beside them (dozens of 2-ply analyses after a crash campaign).
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    match = tmp_path / "m.mat"
+    shutil.copy(next((Path(__file__).parent / "data" / "archive").glob("*.mat")), match)
+    parent_code = (
+        "import sys, time\n"
+        "from bot.analysis_jobs import BackgroundAnalysis\n"
+        "ba = BackgroundAnalysis(plies=2)\n"
+        f"ba.submit({str(match)!r})\n"
+        "while ba._child is None: time.sleep(0.05)\n"
+        "print(ba._child.pid, flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    parent = subprocess.Popen(
+        [sys.executable, "-c", parent_code], cwd=root, stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    time.sleep(1.0)  # the child is analysing (a 2-ply analysis of this match takes far longer)
+
+    def alive(pid: int) -> bool:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        return state != "Z"
+
+    assert alive(child)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    still = alive(child)
+    if still:
+        os.kill(child, signal.SIGKILL)
+    assert not still, "the analysis child outlived its killed daemon"
+    assert not analysis_path(match).exists()
