@@ -125,6 +125,16 @@ class _Own:
     action: Action
 
 
+# Server lines that are a player's cube or resignation answer: the action each stands for.
+_ANSWERS: dict[type[ev.FibsEvent], ActionKind] = {
+    ev.Doubles: ActionKind.DOUBLE,
+    ev.AcceptsDouble: ActionKind.TAKE,
+    ev.GivesUp: ActionKind.DROP,
+    ev.ResignAccepted: ActionKind.ACCEPT,
+    ev.ResignRejected: ActionKind.REJECT,
+}
+
+
 class MatchTracker:
     """One match as the bot sees it; see the module docstring."""
 
@@ -276,18 +286,10 @@ class MatchTracker:
             self._on_moves(event, notes)
         elif isinstance(event, ev.CannotMove):
             self._on_cannot_move(event, notes)
-        elif isinstance(event, ev.Doubles):
-            self._answer_or_echo(event.player, ActionKind.DOUBLE, notes)
-        elif isinstance(event, ev.AcceptsDouble):
-            self._answer_or_echo(event.player, ActionKind.TAKE, notes)
-        elif isinstance(event, ev.GivesUp):
-            self._answer_or_echo(event.player, ActionKind.DROP, notes)
+        elif type(event) in _ANSWERS:
+            self._answer_or_echo(event.player, _ANSWERS[type(event)], notes)  # type: ignore[attr-defined]
         elif isinstance(event, ev.ResignOffer):
             self._on_resign_offer(event, notes)
-        elif isinstance(event, ev.ResignAccepted):
-            self._answer_or_echo(event.player, ActionKind.ACCEPT, notes)
-        elif isinstance(event, ev.ResignRejected):
-            self._answer_or_echo(event.player, ActionKind.REJECT, notes)
         elif isinstance(event, ev.GameWon):
             self._on_game_won(event, notes)
         return notes
