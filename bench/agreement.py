@@ -59,7 +59,7 @@ if str(ROOT) not in sys.path:  # run as a plain script from anywhere
 from bench._gnubg_batch import run_batch  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
 from engine.cube import CubeDecision, CubeDecisionKind, CubeInfo, DoublerAction, TakerAction  # noqa: E402
-from engine.encoding import encode, positions_to_array  # noqa: E402
+from engine.encoding import positions_to_array  # noqa: E402
 from engine.errors import EngineError  # noqa: E402
 from engine.ids import GameState, MatchKey  # noqa: E402
 from engine.levels import Noise  # noqa: E402
@@ -343,9 +343,9 @@ def throughput(analyser: Analyser, positions: list[Position], seconds: float = 2
     nets = getattr(evaluator, "nets", None)
     if nets is not None:
         net = nets.net_for(PositionClass.CONTACT)
-        encoded = [encode(positions_to_array(b)) for b in batches]
+        encoded = [net.encode(positions_to_array(b)) for b in batches]
         out["net_only_pos_per_s"] = rate(lambda i: net.run(encoded[i]))
-        out["encode_pos_per_s"] = rate(lambda i: encode(positions_to_array(batches[i])))
+        out["encode_pos_per_s"] = rate(lambda i: net.encode(positions_to_array(batches[i])))
     return out
 
 

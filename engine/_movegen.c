@@ -838,6 +838,167 @@ done:
     return result;
 }
 
+/* ---- Contact features: engine/features.py in C (the numpy module is the reference; tests hold them equal) ---- */
+
+static int8_t escapes[4096];
+static int escapes_ready = 0;
+
+static int esc_open(int pattern, int d) { return d > 12 || !((pattern >> (d - 1)) & 1); }
+
+static void escapes_init(void) {
+    for (int pattern = 0; pattern < 4096; pattern++) {
+        int last = 0, count = 0;
+        for (int k = 0; k < 12; k++)
+            if ((pattern >> k) & 1)
+                last = k + 1;
+        for (int a = 1; a <= 6; a++)
+            for (int b = 1; b <= 6; b++) {
+                int far;
+                if (a == b) {
+                    far = 0;
+                    for (int k = 1; k <= 4 && esc_open(pattern, k * a); k++)
+                        far = k * a;
+                } else {
+                    far = 0;
+                    if (esc_open(pattern, a) && a > far)
+                        far = a;
+                    if (esc_open(pattern, b) && b > far)
+                        far = b;
+                    if (esc_open(pattern, a + b) && (esc_open(pattern, a) || esc_open(pattern, b)))
+                        far = a + b;
+                }
+                count += far > last;
+            }
+        escapes[pattern] = (int8_t)count;
+    }
+    escapes_ready = 1;
+}
+
+/* Point masks of one side's 25 counts (bit k = index k), in its own numbering or reversed (the other's). */
+static void side_masks(const uint8_t *c, int reverse, int64_t *made, int64_t *blots, int64_t *occ) {
+    int64_t m = 0, b = 0, o = 0;
+    for (int k = 0; k < 24; k++) {
+        int n = c[reverse ? 23 - k : k];
+        if (n >= 2)
+            m |= (int64_t)1 << k;
+        if (n == 1)
+            b |= (int64_t)1 << k;
+        if (n >= 1)
+            o |= (int64_t)1 << k;
+    }
+    *made = m;
+    *blots = b;
+    *occ = o;
+}
+
+static int hit_rolls(const uint8_t *target, const uint8_t *shooter) {
+    int64_t made, blots, occ, src, dummy1, dummy2;
+    side_masks(target, 1, &made, &blots, &occ);
+    side_masks(shooter, 0, &dummy1, &dummy2, &src);
+    int64_t bar = shooter[24], free_ = ~made & ((1 << 24) - 1);
+    if (!blots)
+        return 0;
+    int rolls = 0;
+    for (int a = 1; a <= 6; a++)
+        for (int b = a + 1; b <= 6; b++) {
+            int64_t ea = (int64_t)1 << (24 - a), eb = (int64_t)1 << (24 - b);
+            int hit;
+            if (bar == 0)
+                hit = ((((src >> a) | (src >> b)) & blots) |
+                       (((((src >> a) & free_) >> b) | (((src >> b) & free_) >> a)) & blots)) != 0;
+            else if (bar == 1)
+                hit = (!(ea & made) && ((ea & blots) | (((src | ea) >> b) & blots))) ||
+                      (!(eb & made) && ((eb & blots) | (((src | eb) >> a) & blots)));
+            else
+                hit = ((ea | eb) & blots) != 0;
+            rolls += 2 * hit;
+        }
+    for (int d = 1; d <= 6; d++) {
+        int64_t e = (int64_t)1 << (24 - d), cur;
+        int open_ = !(e & made), hit = 0;
+        int64_t steps = 4 - bar < 0 ? 0 : 4 - bar;
+        if (bar > 0) {
+            hit = open_ && (e & blots);
+            cur = open_ ? (src | e) : 0;
+        } else
+            cur = src;
+        for (int j = 1; j <= 4; j++) {
+            cur >>= d;
+            if (j <= steps && (cur & blots))
+                hit = 1;
+            cur &= free_;
+        }
+        rolls += hit;
+    }
+    return rolls;
+}
+
+static int rearmost(const uint8_t *c) {
+    for (int k = 24; k >= 0; k--)
+        if (c[k])
+            return k;
+    return -1;
+}
+
+static void side_features(const uint8_t *me, const uint8_t *opp, float *out) {
+    int64_t opp_made, my_made, x, y;
+    out[0] = (float)hit_rolls(me, opp) / 36.0f;
+    side_masks(opp, 0, &opp_made, &x, &y);
+    side_masks(me, 0, &my_made, &x, &y);
+    int rear = rearmost(me);
+    int pattern = (int)((opp_made >> (24 - (rear > 0 ? rear : 0))) & 0xFFF);
+    out[1] = (float)(rear >= 0 ? escapes[pattern] : 36) / 36.0f;
+    int least = 36;
+    for (int q = 12; q < 24; q++) {
+        int e = escapes[(my_made >> (24 - q)) & 0xFFF];
+        if (e < least)
+            least = e;
+    }
+    out[2] = 1.0f - (float)least / 36.0f;
+    out[3] = out[2] * out[2];
+    int top = 0;
+    for (int k = 0; k < 6; k++)
+        if (me[18 + k] >= 2)
+            top = k + 1;
+    out[4] = (float)(top / 6.0);
+    out[5] = (float)((rear + 1) / 25.0);
+    int opp_rear = rearmost(opp);
+    long pips = 0;
+    if (opp_rear >= 0) {
+        int line = 23 - opp_rear;
+        for (int k = 0; k < 25; k++)
+            if (k - line + 1 > 0)
+                pips += (long)(k - line + 1) * me[k];
+    }
+    out[6] = (float)(pips / 100.0);
+}
+
+static PyObject *features(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*:features", &buf))
+        return NULL;
+    if (buf.len % 50) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "features() takes whole boards of 2 x 25 bytes");
+        return NULL;
+    }
+    if (!escapes_ready)
+        escapes_init();
+    Py_ssize_t n = buf.len / 50;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, n * 14 * (Py_ssize_t)sizeof(float));
+    if (result) {
+        float *out = (float *)PyBytes_AS_STRING(result);
+        const uint8_t *in = buf.buf;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const uint8_t *me = in + 50 * i, *opp = me + 25;
+            side_features(me, opp, out + 14 * i);
+            side_features(opp, me, out + 14 * i + 7);
+        }
+    }
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Position, Move, Play, InvalidPositionError, generic_hash=False): the classes legal_plays builds\n"
@@ -854,6 +1015,9 @@ static PyMethodDef methods[] = {
      "rolled_children(boards: bytes, rolls: bytes) -> (bytes, bytes): as children() for one roll per board\n"
      "(rolls: one byte per board, the roll's index 0..20 in search.ROLLS order): that roll's children only,\n"
      "and the int32 number of children per board (n, native byte order)."},
+    {"features", features, METH_VARARGS,
+     "features(boards: bytes) -> bytes: engine.features.features for n boards of 50 bytes (player on roll\n"
+     "first), as n x 14 float32 in native byte order."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -11,15 +11,20 @@ Inputs (``N_INPUTS`` = 212), the same for every net so that one encoder serves c
 * 6 cheap features per side (on roll first), each scaled to about [0, 1]: chequers off / 15, pip count / 167,
   chequers in the opponent's home board (own points 19-24 and the bar) / 15, made points in the own home board / 6,
   length of the longest run of made points / 6, blots / 15.
+
+Contact nets of gammond-v2 and later take ``N_CONTACT_INPUTS`` = 226: the 212 above, then the 14 Berliner-style
+features of ``engine.features`` (hit chances, escapes, containment, anchor, rearmost chequer, pips to break
+contact; on roll first). ``encoder_for`` picks the encoding by a net's input width, so older nets keep working.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 
 import numpy as np
 
+from engine import features
 from engine.errors import InvalidPositionError
 from engine.position import Position
 
@@ -27,6 +32,7 @@ N_BASE = 200
 N_FEATURES_PER_SIDE = 6
 N_INPUTS = N_BASE + 2 * N_FEATURES_PER_SIDE
 FEATURE_NAMES = ("off", "pips", "back", "home_points", "prime", "blots")
+N_CONTACT_INPUTS = N_INPUTS + 2 * features.N_PER_SIDE
 
 _PIP_WEIGHTS = np.arange(1, 26, dtype=np.float32)
 
@@ -82,6 +88,20 @@ def encode(boards: np.ndarray) -> np.ndarray:
     feats[..., 5] = (b[:, :, :24] == 1).sum(axis=2) / 15.0
     out[:, N_BASE:] = feats.reshape(n, 2 * N_FEATURES_PER_SIDE)
     return out
+
+
+def encode_contact(boards: np.ndarray) -> np.ndarray:
+    """float32 inputs of shape (n, N_CONTACT_INPUTS): ``encode`` and then ``engine.features``."""
+    base = encode(boards)
+    return np.concatenate([base, features.features(boards)], axis=1)
+
+
+ENCODERS: dict[int, Callable[[np.ndarray], np.ndarray]] = {N_INPUTS: encode, N_CONTACT_INPUTS: encode_contact}
+
+
+def encoder_for(width: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The encoding that makes ``width`` inputs; KeyError for a width no encoding makes."""
+    return ENCODERS[width]
 
 
 def _longest_run(made: np.ndarray) -> np.ndarray:

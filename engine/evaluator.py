@@ -16,7 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.encoding import N_INPUTS, boards_to_positions, encode, positions_to_array
+from engine.encoding import ENCODERS, boards_to_positions, positions_to_array
 from engine.errors import EngineError
 from engine.position import Position, PositionClass
 
@@ -92,6 +92,7 @@ class OnnxNet:
     threads: int = 1
     _session: object = field(init=False, repr=False)
     _input: str = field(init=False, repr=False)
+    encode: Callable[[np.ndarray], np.ndarray] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         import onnxruntime as ort  # imported here so that rules-only users do not pay for it
@@ -104,8 +105,11 @@ class OnnxNet:
         except Exception as exc:  # onnxruntime raises its own exception types
             raise ModelError(f"cannot load model {self.path}: {exc}") from None
         inp = self._session.get_inputs()[0]  # type: ignore[attr-defined]
-        if inp.shape[-1] != N_INPUTS:
-            raise ModelError(f"model {self.path} takes {inp.shape[-1]} inputs, the encoder makes {N_INPUTS}")
+        width = inp.shape[-1]
+        if width not in ENCODERS:
+            makes = " or ".join(map(str, sorted(ENCODERS)))
+            raise ModelError(f"model {self.path} takes {width} inputs, the encoders make {makes}")
+        self.encode = ENCODERS[width]
         self._input = inp.name
 
     def run(self, inputs: np.ndarray) -> np.ndarray:
@@ -140,8 +144,8 @@ class NetEvaluator:
 
     def evaluate_boards(self, boards: np.ndarray, net: OnnxNet) -> np.ndarray:
         if len(boards) <= self.CHUNK:
-            return sanitise(net.run(encode(boards)))
-        parts = [net.run(encode(boards[i : i + self.CHUNK])) for i in range(0, len(boards), self.CHUNK)]
+            return sanitise(net.run(net.encode(boards)))
+        parts = [net.run(net.encode(boards[i : i + self.CHUNK])) for i in range(0, len(boards), self.CHUNK)]
         return sanitise(np.concatenate(parts))
 
 

@@ -5,7 +5,7 @@
 
 The run folder keeps ``checkpoint_<net>.pt`` after every epoch (an interrupted fit resumes from it), a loss plot
 ``loss_<net>.png``, a JSON log, and the exported ``<net>.onnx``, whose outputs onnxruntime must reproduce to 1e-5.
-Inputs are ``engine.encoding.encode``; outputs are gnubg's five cumulative probabilities through a sigmoid.
+Inputs are ``engine.encoding.encode`` (``--inputs contact``: ``encode_contact``); outputs are gnubg's five cumulative probabilities through a sigmoid.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.encoding import N_INPUTS, encode
+from engine.encoding import ENCODERS, N_CONTACT_INPUTS, N_INPUTS
 from train.progress import progress
 
 
@@ -47,16 +47,25 @@ def class_mask(boards: np.ndarray, net: str) -> np.ndarray:
     contact = back.sum(axis=1) > 22
     if net == "contact":
         return alive & contact
+    if net == "crashed":
+        from engine.evaluator import route
+
+        return alive & route(boards)[3]
     if net == "race":
         return alive & ~contact
     raise SystemExit(f"unknown net {net!r}")
 
 
-def build_model(hidden: list[int]):  # type: ignore[no-untyped-def]
+def encode_all(boards: np.ndarray, width: int, chunk: int = 65_536) -> np.ndarray:
+    """The inputs of every board, in chunks so that the feature arrays stay small."""
+    encode = ENCODERS[width]
+    return np.concatenate([encode(boards[i : i + chunk]) for i in range(0, len(boards), chunk)])
+
+
+def build_model(hidden: list[int], width: int = N_INPUTS):  # type: ignore[no-untyped-def]
     import torch
 
     layers: list[torch.nn.Module] = []
-    width = N_INPUTS
     for h in hidden:
         layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
         width = h
@@ -68,7 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--net", choices=["contact", "race"], required=True)
+    ap.add_argument("--net", choices=["contact", "crashed", "race"], required=True)
+    ap.add_argument(
+        "--inputs",
+        choices=["base", "contact"],
+        default="base",
+        help=f"base: the {N_INPUTS} inputs of every net; contact: {N_CONTACT_INPUTS}, with engine.features",
+    )
+    ap.add_argument(
+        "--init", type=Path, help="start from this checkpoint's weights (same shape), e.g. to fine-tune"
+    )
     ap.add_argument("--positions", type=Path, default=Path("train/data/positions"))
     ap.add_argument("--labels", type=Path, default=Path("train/data/labels"))
     ap.add_argument("--run", type=Path, required=True)
@@ -77,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=512)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="torch device, e.g. cuda where a GPU is lent")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
         "--extra",
@@ -117,19 +136,24 @@ def main(argv: list[str] | None = None) -> int:
         boards = np.concatenate([boards, more_boards])
         probs = np.concatenate([probs, more_probs])
         val = np.concatenate([val, np.zeros(len(more_boards), dtype=bool)])
-    x = torch.from_numpy(encode(boards))
+    width = N_CONTACT_INPUTS if args.inputs == "contact" else N_INPUTS
+    x = torch.from_numpy(encode_all(boards, width))
     y = torch.from_numpy(probs.astype(np.float32))
-    xt, yt, xv, yv = x[~val], y[~val], x[val], y[val]
+    dev = torch.device(args.device)
+    xt, yt, xv, yv = (t.to(dev) for t in (x[~val], y[~val], x[val], y[val]))
     print(f"{args.net}: {len(xt)} training and {len(xv)} validation positions")
 
-    model = build_model(hidden)
+    model = build_model(hidden, width).to(dev)
+    if args.init is not None:
+        model.load_state_dict(torch.load(args.init, weights_only=False, map_location=dev)["model"])
+        print(f"weights from {args.init}")
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
     ckpt = args.run / f"checkpoint_{args.net}.pt"
     log: list[dict[str, float]] = []
     start = 0
     if ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
+        state = torch.load(ckpt, weights_only=False, map_location=dev)
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
@@ -140,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     for epoch in progress(range(start, args.epochs), desc=f"fit {args.net}", total=args.epochs - start):
         model.train()
-        order = torch.randperm(len(xt), generator=gen)
+        order = torch.randperm(len(xt), generator=gen).to(dev)
         total = 0.0
         for i in range(0, len(xt), args.batch):
             idx = order[i : i + args.batch]
@@ -182,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if log:
         print(json.dumps(log[-1]))
     plot_loss(log, args.run / f"loss_{args.net}.png", args.net)
-    export_onnx(model, args.run / f"{args.net}.onnx", xv[:256])
+    export_onnx(model.cpu(), args.run / f"{args.net}.onnx", xv[:256].cpu())
     return 0
 
 
