@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.encoding import N_CONTACT_INPUTS, N_INPUTS, encode, encode_contact, encoder_for, positions_to_array
+from engine.encoding import (
+    N_CONTACT_INPUTS,
+    N_INPUTS,
+    encode,
+    encode_contact,
+    encoder_for,
+    positions_to_array,
+)
 from engine.features import FEATURE_NAMES, N_PER_SIDE, escapes_table, features, hit_chance
 from engine.position import Position
 
@@ -38,8 +45,14 @@ def test_a_made_point_in_between_blocks_the_combination_shots() -> None:
 @pytest.mark.parametrize(
     ("on_bar", "rolls"),
     [
-        (1, 14),  # any 4 (11), 3-1 twice (enter with the 3: the 1-point entry is closed), 2-2; 1-1 cannot enter
-        (2, 12),  # both dice must enter: any 4 (11) and 2-2 (two enter on the 2, then two steps of 2 reach it)
+        (
+            1,
+            14,
+        ),  # any 4 (11), 3-1 twice (enter with the 3: the 1-point entry is closed), 2-2; 1-1 cannot enter
+        (
+            2,
+            12,
+        ),  # both dice must enter: any 4 (11) and 2-2 (two enter on the 2, then two steps of 2 reach it)
         (4, 11),  # a double enters four chequers and has no steps left: only a 4 hits, entering on it
     ],
 )
@@ -65,7 +78,9 @@ def test_initial_position() -> None:
     assert named["hit"] == 0  # no blots
     assert named["escapes"] == 0  # the back chequers are held by the 6-, 8- and mid-points
     assert named["anchor"] == pytest.approx(1.0)  # the 24-point anchor
-    assert named["contact"] == pytest.approx(1.67)  # every pip is still to be moved past the opponent's back men
+    assert named["contact"] == pytest.approx(
+        1.67
+    )  # every pip is still to be moved past the opponent's back men
     assert np.array_equal(f[:N_PER_SIDE], f[N_PER_SIDE:])  # the start is symmetric
 
 
