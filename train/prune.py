@@ -41,12 +41,15 @@ def children_of_random_rolls(boards: np.ndarray, rng: np.random.Generator) -> np
 
 
 def label(nets: NetEvaluator, boards: np.ndarray) -> np.ndarray:
-    """The full nets' probabilities for finished-free boards, by class (contact and crashed share one)."""
+    """The full nets' probabilities for finished-free boards, by class (the crashed net where there is one)."""
     out = np.zeros((len(boards), 5), dtype=np.float32)
-    contact = class_mask(boards, "contact")
+    crashed = class_mask(boards, "crashed")
+    contact = class_mask(boards, "contact") & ~crashed
     race = class_mask(boards, "race")
     if contact.any():
         out[contact] = nets.evaluate_boards(boards[contact], nets.net_for(PositionClass.CONTACT))
+    if crashed.any():
+        out[crashed] = nets.evaluate_boards(boards[crashed], nets.net_for(PositionClass.CRASHED))
     if race.any():
         out[race] = nets.evaluate_boards(boards[race], nets.net_for(PositionClass.RACE))
     return out
