@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.analyser import Analyser
-from engine.encoding import N_INPUTS, encode, positions_to_array
+from engine.encoding import N_INPUTS, encode, encode_contact, positions_to_array
 from engine.evaluator import (
     MODELS_DIR,
     CompositeEvaluator,
@@ -97,6 +97,19 @@ def test_shipped_nets_load_and_answer_sensibly() -> None:
     assert 0.1 < probs[1] < 0.2 and 0.1 < probs[3] < 0.2
     batch = ev.evaluate(_positions(200, 3, finished=False))
     assert ((batch >= 0) & (batch <= 1)).all()
+
+
+def test_each_shipped_net_gets_the_encoding_of_its_width() -> None:
+    """gammond-v2's contact and crashed nets take the contact features, its race net the 212 base inputs."""
+    nets = NetEvaluator(MODELS_DIR)
+    assert nets.net_for(PositionClass.CONTACT).encode is encode_contact
+    assert nets.net_for(PositionClass.CRASHED).encode is encode_contact
+    assert nets.net_for(PositionClass.CRASHED) is not nets.net_for(PositionClass.CONTACT)
+    assert nets.net_for(PositionClass.RACE).encode is encode
+    crashed = [p for p in _positions(400, 5, finished=False) if p.classify() == PositionClass.CRASHED]
+    assert crashed
+    got = nets.evaluate_boards(positions_to_array(crashed), nets.net_for(PositionClass.CRASHED))
+    assert ((got >= 0) & (got <= 1)).all()
 
 
 def test_missing_model_folder_is_a_typed_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
