@@ -14,6 +14,7 @@ from engine.encoding import (
     positions_to_array,
 )
 from engine.features import FEATURE_NAMES, N_PER_SIDE, escapes_table, features, hit_chance
+from engine.moves import legal_plays
 from engine.position import Position
 
 # Rolls (of 36) that hit a lone blot this many pips away, nothing in between: the shot table every player learns.
@@ -84,20 +85,24 @@ def test_initial_position() -> None:
     assert np.array_equal(f[:N_PER_SIDE], f[N_PER_SIDE:])  # the start is symmetric
 
 
+def _random_games(seed: int, games: int) -> np.ndarray:
+    """Every position of random-move games: blots, bar chequers, primes and bearoffs of every kind."""
+    rng = np.random.default_rng(seed)
+    boards = []
+    for _game in range(games):
+        pos = Position.initial()
+        while True:
+            plays = legal_plays(pos, (int(rng.integers(1, 7)), int(rng.integers(1, 7))))
+            pos = plays[int(rng.integers(len(plays)))].position.swap()
+            if not any(pos.me) or not any(pos.opp):
+                break
+            boards.append(pos)
+    return positions_to_array(boards)
+
+
 def test_features_are_each_sides_own() -> None:
     """Swapping the sides swaps the two halves: each half depends on its side's point of view only."""
-    rng = np.random.default_rng(3)
-    pos = Position.initial()
-    boards = []
-    from engine.moves import legal_plays
-
-    for _ in range(60):
-        plays = legal_plays(pos, (int(rng.integers(1, 7)), int(rng.integers(1, 7))))
-        pos = plays[int(rng.integers(len(plays)))].position.swap()
-        if not any(pos.me) or not any(pos.opp):
-            break
-        boards.append(pos)
-    b = positions_to_array(boards)
+    b = _random_games(3, 2)
     f, g = features(b), features(b[:, ::-1])
     assert np.array_equal(f[:, :N_PER_SIDE], g[:, N_PER_SIDE:])
     assert np.all((f >= 0) & (f <= 2))
@@ -119,19 +124,7 @@ def test_c_extension_equals_the_numpy_reference() -> None:
 
     if ef.IMPLEMENTATION != "c":
         pytest.skip("the C extension is not built (engine/_movegen.c); engine.features uses numpy")
-    from engine.moves import legal_plays
-
-    rng = np.random.default_rng(11)
-    boards = []
-    for _game in range(12):  # random games: blots, bar chequers, primes and bearoffs of every kind
-        pos = Position.initial()
-        for _ in range(200):
-            plays = legal_plays(pos, (int(rng.integers(1, 7)), int(rng.integers(1, 7))))
-            pos = plays[int(rng.integers(len(plays)))].position.swap()
-            if not any(pos.me) or not any(pos.opp):
-                break
-            boards.append(pos)
-    b = positions_to_array(boards)
+    b = _random_games(11, 12)
     assert len(b) > 500
     assert np.array_equal(ef.features(b), ef.features_numpy(b))
     assert ef.features(b[:0]).shape == (0, 2 * N_PER_SIDE)
