@@ -2,6 +2,8 @@
 
     python -m train.fit --net contact --run train/runs/v1 --epochs 40
     python -m train.fit --net race --run train/runs/v1 --epochs 40
+    python -m train.fit --net contact --inputs contact --hidden 400,400 --epochs 30 --run train/runs/v3/w2 \
+        --extra train/data/round2 --device cuda          # gammond-v2's contact net (MODELS.md)
 
 The run folder keeps ``checkpoint_<net>.pt`` after every epoch (an interrupted fit resumes from it), a loss plot
 ``loss_<net>.png``, a JSON log, and the exported ``<net>.onnx``, whose outputs onnxruntime must reproduce to 1e-5.
