@@ -76,18 +76,28 @@ FILTERS: dict[str, dict[int, tuple[MoveFilter, ...]]] = {
 }
 
 
+TIE_DIGITS = 9  # cubeful values equal to this many decimals are a tie (see best_first)
+
+
+def tie_key(values: np.ndarray) -> np.ndarray:
+    """Values as compared for ties: rounded, so that equal sums in another order count as equal."""
+    return np.round(values, TIE_DIGITS)
+
+
 def best_first(equities: np.ndarray, secondary: np.ndarray | None = None) -> np.ndarray:
     """Indices best first: by ``equities``, ties by ``secondary`` (higher first), then by index.
 
     gnubg sorts its move list the same way (CompareMoves: rScore, then rScore2, the cubeless equity). Cubeful
     equities tie exactly more often than one would think: wherever the opponent would double and the mover
     should pass after every move, each move is worth exactly -1 (or the same match winning chance), and only
-    the cubeless equity tells the moves apart.
+    the cubeless equity tells the moves apart. Deeper than 0-ply such a value is a mean over the rolls of capped
+    values (a cash is +1 after every roll), and floating-point sums of the same numbers in another order differ
+    in the last bit (1 - 1e-16 against 1): ties are therefore judged on ``tie_key``.
     """
     n = len(equities)
     if secondary is None:
         return np.argsort(-equities, kind="stable")
-    return np.lexsort((np.arange(n), -np.asarray(secondary), -np.asarray(equities)))
+    return np.lexsort((np.arange(n), -np.asarray(secondary), -tie_key(np.asarray(equities))))
 
 
 def apply_filter(equities: np.ndarray, flt: MoveFilter, secondary: np.ndarray | None = None) -> np.ndarray:
@@ -106,6 +116,8 @@ def first_best(values: np.ndarray, sizes: np.ndarray, secondary: np.ndarray | No
     """Index of the first largest value of each run of ``sizes`` consecutive values (every size >= 1); equal
     values go to the larger ``secondary`` first."""
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    if secondary is not None:
+        values = tie_key(values)  # as best_first: equal but for the last bit is equal
     best = np.maximum.reduceat(values, starts)
     tied = values == np.repeat(best, sizes)
     if secondary is not None:
@@ -368,7 +380,8 @@ class Search:
         # Deeper-searched moves rank above shallower ones, as in gnubg's hint list; equal equities by the
         # cubeless equity (gnubg's rScore2), then in move-generation order.
         second = equity(probs)
-        order = sorted(range(len(plays)), key=lambda i: (-depth[i], -eq[i], -second[i], i))
+        key = tie_key(eq)
+        order = sorted(range(len(plays)), key=lambda i: (-depth[i], -key[i], -second[i], i))
         return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i]), float(second[i])) for i in order]
 
 

@@ -11,7 +11,7 @@ from engine.evaluator import invert, money_equity, terminal_probs
 from engine.levels import LEVELS, Level, LevelError, Noise, parse_level
 from engine.moves import legal_plays
 from engine.position import Position
-from engine.search import FILTERS, ROLLS, MoveFilter, Search, apply_filter
+from engine.search import FILTERS, ROLLS, MoveFilter, Search, apply_filter, best_first, first_best
 
 
 class PipEvaluator:
@@ -225,3 +225,17 @@ def test_cubeful_ties_are_ranked_by_cubeless_equity_as_gnubg_does() -> None:
     assert cubeful[0].play == cubeless[0].play
     assert [r.play for r in cubeful] == [r.play for r in cubeless]
     assert cubeful[0].cubeless == pytest.approx(cubeless[0].equity)
+
+
+def test_ties_that_differ_in_the_last_bit_go_to_the_cubeless_equity() -> None:
+    """Deeper than 0-ply a cash after every roll is a mean of +1s, which rounding can leave a bit off 1
+    (sum([1/36] * 36) is 1.0000000000000002): such values still tie, and the cubeless equity decides (a 2-ply case
+    of self-play, 66 in a bearoff: 8/2 8/2 7/1 7/1 keeps more, both cash)."""
+    off = float(np.nextafter(1.0, 2.0))
+    cubeful = np.array([off, 1.0, 0.5])
+    cubeless = np.array([0.974, 0.979, 0.990])
+    assert best_first(cubeful, cubeless)[0] == 1
+    runs = np.concatenate([cubeful, cubeful[::-1]])  # the second run: 0.5, 1.0, 1 + 2e-16
+    assert list(first_best(runs, np.array([3, 3]), np.tile(cubeless, 2))) == [1, 5]
+    # A real difference is still a difference.
+    assert best_first(np.array([1.0, 1.0 - 1e-6]), np.array([0.0, 1.0]))[0] == 0
