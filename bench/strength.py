@@ -701,7 +701,9 @@ def _progress(checkpoint: Path, seeds: set[int], total: int, t0: float, started:
 def money_main(args: argparse.Namespace) -> int:
     n_pairs = max(1, args.games // 2)
     seeds = [args.seed * 1_000_003 + i for i in range(n_pairs)]
-    nets = f"_{Path(args.models).name}" if args.models else ""  # another model folder never resumes this one's run
+    nets = (
+        f"_{Path(args.models).name}" if args.models else ""
+    )  # another model folder never resumes this one's run
     default = ROOT / "var" / "strength" / f"money_{args.mode}_{args.ours}_{args.gnubg}_s{args.seed}{nets}"
     checkpoint = args.checkpoint or default
     checkpoint = Path(str(checkpoint).replace("=", "-").replace(",", "_"))
