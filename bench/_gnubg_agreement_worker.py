@@ -7,6 +7,10 @@ Requests:
     {"i": 3, "op": "hint", "gnubgid": "POS:MATCH", "extra": ["<50 hex digits>", ...]}
     {"i": 4, "op": "cube", "gnubgid": "POS:MATCH"}
 
+    {"i": 5, "op": "ranking", "gnubgid": "POS:MATCH", "extra": ["<50 hex digits>", ...]}
+
+``ranking`` (money, bench/ranking_depth.py): gnubg's 2-ply choice when it ranks cubefully and when it ranks
+cubelessly (two hints), and each ``extra`` board's 2-ply cubeful and cubeless equity for the mover.
 ``hint``: gnubg's 2-ply cubeful hint (default "normal" move filter, pruning nets), every legal move with its
 resulting board, equity and the depth gnubg evaluated it at. Each ``extra`` board (a resulting board, in the
 order side not on roll then mover) that gnubg's filter left at 0-ply, and gnubg's own choice when it is the
@@ -79,6 +83,28 @@ def answer_hint(req):
     return {"moves": moves, "extra": extra, "check": check, "seconds": seconds}
 
 
+def cubeless_equity(after, ci):
+    """The mover's cubeless 2-ply money equity of a resulting board (the opponent's, turned round)."""
+    opp_ci = dict(ci, move=1 - ci["move"])
+    p = gnubg.evaluate((after[1], after[0]), opp_ci, dict(EC2, cubeful=0))
+    return -(2 * p[0] - 1 + p[1] - p[3] + p[2] - p[4])
+
+
+def answer_ranking(req):
+    gnubg.command("set gnubgid " + req["gnubgid"])
+    board, ci = gnubg.board(), gnubg.cubeinfo()
+    choice = {}
+    for how in ("off", "on"):  # leaves the setting on, as main() set it
+        gnubg.command("set evaluation chequerplay evaluation cubeful " + how)
+        best = gnubg.hint(9999)["hint"][0]
+        choice["cubeful" if how == "on" else "cubeless"] = encode(after_move(board, gnubg.parsemove(best["move"])))
+    extra = {
+        text: [move_equity(decode(text), ci), cubeless_equity(decode(text), ci)]
+        for text in sorted(set(req.get("extra", [])) | set(choice.values()))
+    }
+    return {"choice": choice, "extra": extra}
+
+
 def answer_cube(req):
     gnubg.command("set gnubgid " + req["gnubgid"])
     board, ci = gnubg.board(), gnubg.cubeinfo()
@@ -112,7 +138,8 @@ def main():
         for line in src:
             req = json.loads(line)
             try:
-                ans = answer_hint(req) if req["op"] == "hint" else answer_cube(req)
+                answer = {"hint": answer_hint, "ranking": answer_ranking, "cube": answer_cube}[req["op"]]
+                ans = answer(req)
             except Exception as exc:  # report, never stop: the parent counts it
                 ans = {"error": f"{type(exc).__name__}: {exc}"}
             ans["i"] = req["i"]

@@ -44,6 +44,7 @@ import multiprocessing as mp
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -165,9 +166,20 @@ def dice_sequence(seed: int, n: int = 600) -> list[tuple[int, int]]:
 MODES = ("cubeless", "cube", "cubeless-ranking")
 
 
+def exit_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C: the pool is terminated and each worker's ``finally`` stops its gnubg, so a
+    killed run leaves no orphaned workers or engines behind."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def worker(args: tuple[int, list[int], str, str, int, str | None, str | None, str]) -> dict[str, object]:
     """Plays the duplicate pairs of ``pair_seeds`` against one gnubg engine; one checkpoint line per pair."""
     index, pair_seeds, ours, gnubg_level, port, models, checkpoint, mode = args
+    exit_on_sigterm()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from bench._money_game import Ours, gnubg_side, play_game, player_side
     from engine.analyser import Analyser
@@ -175,7 +187,11 @@ def worker(args: tuple[int, list[int], str, str, int, str | None, str | None, st
 
     second = None
     if ours.startswith("gnubg:"):  # gnubg in our seat: a reference, not our player
-        second = GnubgEngine(port + 50, ours.split(":", 1)[1], cubeful=mode == "cube", seed=2000 + index)
+        _, level_name, *how = ours.split(":")
+        # gnubg ranks cubefully by default (as it plays on a server); "gnubg:LEVEL" ranks cubelessly in a
+        # cubeless duel, "gnubg:LEVEL:cubeful" cubefully for the centred cube, as our Player does.
+        cubeful = mode == "cube" or how == ["cubeful"]
+        second = GnubgEngine(port + 50, level_name, cubeful=cubeful, seed=2000 + index)
         side = gnubg_side(second)
     else:
         analyser = Analyser.default(Path(models) if models else None, threads=1)
@@ -464,6 +480,7 @@ def match_worker(
 ) -> list[dict]:
     """Plays its share of the matches (index, seed) one after the other, analysing each when it ends."""
     matches, length, ours, gnubg_level, models, outdir, analysis_plies, transcript = args
+    exit_on_sigterm()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from engine.analyser import Analyser
     from engine.levels import parse_level
@@ -704,7 +721,8 @@ def money_main(args: argparse.Namespace) -> int:
     nets = (
         f"_{Path(args.models).name}" if args.models else ""
     )  # another model folder never resumes this one's run
-    default = ROOT / "var" / "strength" / f"money_{args.mode}_{args.ours}_{args.gnubg}_s{args.seed}{nets}"
+    ours = args.ours.replace(":", "-")
+    default = ROOT / "var" / "strength" / f"money_{args.mode}_{ours}_{args.gnubg}_s{args.seed}{nets}"
     checkpoint = args.checkpoint or default
     checkpoint = Path(str(checkpoint).replace("=", "-").replace(",", "_"))
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
@@ -781,7 +799,8 @@ def main(argv: list[str] | None = None) -> int:
         "--ours",
         default="expert",
         help="our level (named or plies=N,noise=S); money duels also take gnubg:LEVEL (gnubg in our seat, a "
-        "reference)",
+        "reference; cubeless ranking in a cubeless duel) and gnubg:LEVEL:cubeful (ranking cubefully for the centred "
+        "cube, as gnubg plays by default and as our Player ranks)",
     )
     ap.add_argument("--gnubg", default="expert", choices=sorted(_GNUBG_LEVELS), help="gnubg's level")
     ap.add_argument("--workers", type=int, default=2)
@@ -809,6 +828,7 @@ def main(argv: list[str] | None = None) -> int:
         "options skips the pairs found there (default var/strength/money_<mode>_<ours>_<gnubg>_s<seed>)",
     )
     args = ap.parse_args(argv)
+    exit_on_sigterm()
     if args.matches is not None:
         if args.matches < 1 or args.length < 1:
             ap.error("--matches and --length must be at least 1")
