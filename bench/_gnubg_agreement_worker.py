@@ -97,7 +97,9 @@ def answer_ranking(req):
     for how in ("off", "on"):  # leaves the setting on, as main() set it
         gnubg.command("set evaluation chequerplay evaluation cubeful " + how)
         best = gnubg.hint(9999)["hint"][0]
-        choice["cubeful" if how == "on" else "cubeless"] = encode(after_move(board, gnubg.parsemove(best["move"])))
+        choice["cubeful" if how == "on" else "cubeless"] = encode(
+            after_move(board, gnubg.parsemove(best["move"]))
+        )
     extra = {
         text: [move_equity(decode(text), ci), cubeless_equity(decode(text), ci)]
         for text in sorted(set(req.get("extra", [])) | set(choice.values()))

@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=7200.0)
     ap.add_argument("--models", type=Path, help="model folder (default: the shipped nets)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="append the JSON line here")
-    ap.add_argument("--details", type=Path, help="write each position where a ranking differs here (JSON lines)")
+    ap.add_argument(
+        "--details", type=Path, help="write each position where a ranking differs here (JSON lines)"
+    )
     args = ap.parse_args(argv)
 
     analyser = Analyser.default(args.models, threads=1)
