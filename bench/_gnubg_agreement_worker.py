@@ -17,7 +17,7 @@ order side not on roll then mover) that gnubg's filter left at 0-ply, and gnubg'
 filter's lone survivor (gnubg does not search that one deeper), is evaluated at 2-ply the way gnubg
 scores a move (the opponent's cubeful 2-ply equity, turned round to the mover and normalised by the mover's
 cube): checked equal to the hint's own 2-ply equities to 1e-6. ``cube``: ``cfevaluate`` and ``evaluate`` at
-2-ply. Standard library only: gnubg's Python cannot import the project.
+2-ply (or at the request's ``plies``). Standard library only: gnubg's Python cannot import the project.
 """
 
 import json
@@ -110,8 +110,9 @@ def answer_ranking(req):
 def answer_cube(req):
     gnubg.command("set gnubgid " + req["gnubgid"])
     board, ci = gnubg.board(), gnubg.cubeinfo()
-    cf = gnubg.cfevaluate(board, ci, EC2)
-    probs = gnubg.evaluate(board, ci, dict(EC2, cubeful=0))
+    ec = dict(EC2, plies=int(req.get("plies", 2)))
+    cf = gnubg.cfevaluate(board, ci, ec)
+    probs = gnubg.evaluate(board, ci, dict(ec, cubeful=0))
     return {
         "optimal": cf[0],
         "no_double": cf[1],

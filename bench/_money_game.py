@@ -94,6 +94,16 @@ def gnubg_board(state: MatchState, seat: int) -> str:
     return line + " jacobyrule off beavers off"
 
 
+def _cube_record(state: MatchState, mine: bool, kind: str, yes: bool) -> dict[str, object]:
+    return {
+        "gnubgid": state.gnubg_id,
+        "who": "ours" if mine else "gnubg",
+        "kind": kind,
+        "yes": yes,
+        "cube": state.cube,
+    }
+
+
 def play_game(
     rolls: list[tuple[int, int]],
     our_seat: int,
@@ -101,8 +111,13 @@ def play_game(
     gnubg: Engine,
     timing: dict[str, float],
     cube: bool,
+    cube_log: list[dict[str, object]] | None = None,
 ) -> int:
-    """Points won by seat 0 (negative when seat 1 wins), cube included."""
+    """Points won by seat 0 (negative when seat 1 wins), cube included.
+
+    ``cube_log`` collects every cube decision: who made it (``ours``/``gnubg``), ``double`` (to double or not,
+    before the roll) or ``take`` (to take or pass), what was decided, the cube, and the gnubg ID of the state
+    before the double, the doubler on roll (what bench/cube_errors.py has gnubg evaluate)."""
     d1, d2 = rolls[0]
     state = MatchState.new_session(MONEY_RULES).new_game((max(d1, d2), min(d1, d2)))  # seat 0 opens
     k = 1
@@ -122,6 +137,9 @@ def play_game(
                 if reply not in ("take", "drop", "beaver"):
                     raise GameError(f"gnubg answered {reply!r} to a double")
                 takes = reply != "drop"
+            if cube_log is not None:
+                before = state.replace(doubled=False, turn=state.on_roll)  # the cube is doubled on the take
+                cube_log.append(_cube_record(before, mine, "take", takes))
             state = state.take() if takes else state.drop()
             who = "our_cube" if mine else "gnubg_cube"
         elif not state.dice[0]:
@@ -135,6 +153,8 @@ def play_game(
                         raise GameError(f"gnubg answered {reply!r} before its roll")
                     doubles = reply == "double"
             asked = cube and state.may_double(state.on_roll)
+            if asked and cube_log is not None:
+                cube_log.append(_cube_record(state, mine, "double", doubles))
             state = state.double() if doubles else state.roll(rolls[k])
             k += 0 if doubles else 1
             if not asked:

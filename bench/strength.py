@@ -176,9 +176,11 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def worker(args: tuple[int, list[int], str, str, int, str | None, str | None, str]) -> dict[str, object]:
+def worker(
+    args: tuple[int, list[int], str, str, int, str | None, str | None, str, str | None],
+) -> dict[str, object]:
     """Plays the duplicate pairs of ``pair_seeds`` against one gnubg engine; one checkpoint line per pair."""
-    index, pair_seeds, ours, gnubg_level, port, models, checkpoint, mode = args
+    index, pair_seeds, ours, gnubg_level, port, models, checkpoint, mode, cube_log = args
     exit_on_sigterm()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from bench._money_game import Ours, gnubg_side, play_game, player_side
@@ -221,10 +223,15 @@ def worker(args: tuple[int, list[int], str, str, int, str | None, str | None, st
     try:
         for s in pair_seeds:
             rolls = dice_sequence(s)
-            a = play_game(rolls, 0, side, engine, timing, cube)  # we are seat 0
-            b = -play_game(
-                rolls, 1, side, engine, timing, cube
-            )  # we are seat 1: seat 0's points count against us
+            logs: list[list[dict[str, object]]] = [[], []]
+            a = play_game(rolls, 0, side, engine, timing, cube, logs[0])  # we are seat 0
+            # we are seat 1: seat 0's points count against us
+            b = -play_game(rolls, 1, side, engine, timing, cube, logs[1])
+            if cube_log and cube:  # every cube decision of the pair, for bench/cube_errors.py
+                with open(f"{cube_log}.{index}", "a") as fh:
+                    for seat, log in enumerate(logs):
+                        for rec in log:
+                            fh.write(json.dumps({"seed": s, "our_seat": seat, **rec}) + "\n")
             pairs.append((a + b) / 2.0)
             if checkpoint:  # one line per finished pair: a stopped run resumes where it was
                 with open(f"{checkpoint}.{index}", "a") as fh:
@@ -733,7 +740,17 @@ def money_main(args: argparse.Namespace) -> int:
     chunks = [todo[i :: args.workers] for i in range(args.workers)]
     run_id = len(list(checkpoint.parent.glob(checkpoint.name + ".*")))  # new files for this run's workers
     jobs = [
-        (run_id + i, chunk, args.ours, args.gnubg, args.port + i, args.models, str(checkpoint), args.mode)
+        (
+            run_id + i,
+            chunk,
+            args.ours,
+            args.gnubg,
+            args.port + i,
+            args.models,
+            str(checkpoint),
+            args.mode,
+            str(args.cube_log) if args.cube_log else None,
+        )
         for i, chunk in enumerate(chunks)
         if chunk
     ]
@@ -826,6 +843,12 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="money duel: per-pair results go to CHECKPOINT.<worker> as they finish, and a rerun with the same "
         "options skips the pairs found there (default var/strength/money_<mode>_<ours>_<gnubg>_s<seed>)",
+    )
+    ap.add_argument(
+        "--cube-log",
+        type=Path,
+        help="money with the cube: append every cube decision of both sides to PATH.<worker> (JSON lines), "
+        "for python -m bench.cube_errors",
     )
     args = ap.parse_args(argv)
     exit_on_sigterm()
