@@ -23,6 +23,9 @@ Measured, in this order:
 3. Raw throughput: our evaluator on batches of 64 contact positions, beside gnubg's ``calibrate`` (1 thread),
    on the same core.
 
+"As good" counts a choice whose gnubg 2-ply equity is not below that of gnubg 2-ply's own choice: in exact
+positions (bearoffs, sure wins) several moves often tie, and which one a program lists first is no skill.
+
 Prints a table and appends one JSON line to ``--out``.
 """
 
@@ -379,9 +382,15 @@ def taker_word(action: TakerAction) -> str:
     return "pass" if action == TakerAction.PASS else "take"
 
 
+KEYS = ("agree", "asgood", "loss")  # per class: same move, a move as good by gnubg 2-ply, mEMG lost
+
+
 def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, dict]) -> dict[str, object]:
     who_all = ("our_0ply", "our_2ply", "gnubg_0ply", "gnubg_2ply")
     agree: dict[str, list[bool]] = {w: [] for w in who_all}
+    # "As good": gnubg's own 2-ply equity of the choice is not below its choice's. Exact positions (bearoffs,
+    # sure wins) often hold several moves of equal equity; which one a program lists first is not a skill.
+    as_good: dict[str, list[bool]] = {w: [] for w in who_all}
     loss: dict[str, list[float]] = {w: [] for w in who_all}
     by_class: dict[str, dict[str, list[float]]] = {}
     errors: list[str] = []
@@ -402,24 +411,26 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
             hint_eq, explicit_eq = ans["check"]
             check_diff = max(check_diff, abs(float(hint_eq) - float(explicit_eq)))
         cls = s.position.classify().name.lower()
-        row = by_class.setdefault(
-            cls, {"n": [], "agree_0ply": [], "agree_2ply": [], "loss_0ply": [], "loss_2ply": []}
-        )
+        row = by_class.setdefault(cls, {"n": [], **{f"{k}_{d}": [] for k in KEYS for d in ("0ply", "2ply")}})
         row["n"].append(1)
         for who in who_all:
             chosen = run.choice.get(who)
             if chosen is None or chosen not in known:
                 errors.append(f"sample {i}: no 2-ply equity for {who}'s choice")
                 continue
+            good = chosen == gnubg_best or known[chosen] >= known[gnubg_best] - 1e-6
             agree[who].append(chosen == gnubg_best)
+            as_good[who].append(good)
             loss[who].append(1000.0 * (best - known[chosen]))
             if who.startswith("our_"):
                 row[f"agree_{who[4:]}"].append(float(chosen == gnubg_best))
+                row[f"asgood_{who[4:]}"].append(float(good))
                 row[f"loss_{who[4:]}"].append(1000.0 * (best - known[chosen]))
     return {
         "positions": len(samples),
         "scored": len(agree["our_0ply"]),
         "agree_pct": {w: round(100.0 * float(np.mean(v)), 1) if v else None for w, v in agree.items()},
+        "as_good_pct": {w: round(100.0 * float(np.mean(v)), 1) if v else None for w, v in as_good.items()},
         "loss_memg": {w: round(float(np.mean(v)), 2) if v else None for w, v in loss.items()},
         "loss_over_20memg_pct": {
             w: round(100.0 * float(np.mean(np.array(v) > 20.0)), 1) if v else None for w, v in loss.items()
@@ -427,10 +438,13 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
         "by_class": {
             c: {
                 "n": len(r["n"]),
-                "agree_0ply": round(100 * float(np.mean(r["agree_0ply"])), 1) if r["agree_0ply"] else None,
-                "agree_2ply": round(100 * float(np.mean(r["agree_2ply"])), 1) if r["agree_2ply"] else None,
-                "loss_0ply": round(float(np.mean(r["loss_0ply"])), 2) if r["loss_0ply"] else None,
-                "loss_2ply": round(float(np.mean(r["loss_2ply"])), 2) if r["loss_2ply"] else None,
+                **{
+                    f"{k}_{d}": round((1 if k == "loss" else 100) * float(np.mean(r[f"{k}_{d}"])), 2)
+                    if r[f"{k}_{d}"]
+                    else None
+                    for k in KEYS
+                    for d in ("0ply", "2ply")
+                },
             }
             for c, r in sorted(by_class.items())
         },
@@ -519,11 +533,16 @@ def speed_report(runs: list[MoveRun], cube_ms: list[float], cpu: int) -> dict[st
 def print_table(result: dict[str, Any]) -> None:
     mv, cb, sp, tp = result["moves"], result["cube"], result["speed"], result["throughput"]
     print(f"\nAgreement with gnubg 2-ply on {mv['scored']} positions (seed {result['seed']}):")
-    print(f"  {'chooser':<12} {'same move':>10} {'loss mEMG':>10} {'>20 mEMG':>9}")
+    print(f"  {'chooser':<12} {'same move':>10} {'as good':>8} {'loss mEMG':>10} {'>20 mEMG':>9}")
     for who in ("our_0ply", "our_2ply", "gnubg_0ply", "gnubg_2ply"):
         print(
-            f"  {who:<12} {mv['agree_pct'][who]:>9}% {mv['loss_memg'][who]:>10} "
+            f"  {who:<12} {mv['agree_pct'][who]:>9}% {mv['as_good_pct'][who]:>7}% {mv['loss_memg'][who]:>10} "
             f"{mv['loss_over_20memg_pct'][who]:>8}%"
+        )
+    for cls, row in mv["by_class"].items():
+        print(
+            f"  {cls:<10} n={row['n']:<4} ours 0-ply same {row['agree_0ply']}% as good {row['asgood_0ply']}% "
+            f"loss {row['loss_0ply']}; 2-ply same {row['agree_2ply']}% as good {row['asgood_2ply']}%"
         )
     for key in ("0ply", "2ply"):
         c = cb[key]
