@@ -8,9 +8,14 @@ Requests:
     {"i": 4, "op": "cube", "gnubgid": "POS:MATCH"}
 
     {"i": 5, "op": "ranking", "gnubgid": "POS:MATCH", "extra": ["<50 hex digits>", ...]}
+    {"i": 6, "op": "score0", "gnubgid": "POS:MATCH", "beavers": 0}
 
 ``ranking`` (money, bench/ranking_depth.py): gnubg's 2-ply choice when it ranks cubefully and when it ranks
 cubelessly (two hints), and each ``extra`` board's 2-ply cubeful and cubeless equity for the mover.
+``score0`` (bench/cubeful_gnubg.py): every legal move (gnubg's 0-ply hint list) with the board after it, the
+opponent's 0-ply cubeless probabilities of that board (``evaluate``), the opponent's 0-ply cubeful value after his
+best cube action (``cfevaluate`` "optimal", what gnubg's ScoreMove reads at 0-ply), and the hint's own cubeful
+equity of the move; the request's ``beavers`` goes into the cube state, the match ID's Jacoby flag stays.
 ``hint``: gnubg's 2-ply cubeful hint (default "normal" move filter, pruning nets), every legal move with its
 resulting board, equity and the depth gnubg evaluated it at. Each ``extra`` board (a resulting board, in the
 order side not on roll then mover) that gnubg's filter left at 0-ply, and gnubg's own choice when it is the
@@ -28,6 +33,7 @@ import gnubg
 
 HEX = "0123456789abcdef"
 EC2 = {"cubeful": 1, "plies": 2, "deterministic": 1, "prune": 1, "noise": 0.0}
+EC0 = {"cubeful": 0, "plies": 0, "deterministic": 1, "prune": 0, "noise": 0.0}
 
 
 def encode(board):
@@ -107,6 +113,39 @@ def answer_ranking(req):
     return {"choice": choice, "extra": extra}
 
 
+def answer_score0(req):
+    gnubg.command("set gnubgid " + req["gnubgid"])
+    board, ci = gnubg.board(), gnubg.cubeinfo()
+    ci["beavers"] = int(req.get("beavers", 0))
+    opp_ci = dict(ci, move=1 - ci["move"])
+    gnubg.command("set evaluation chequerplay evaluation plies 0")
+    gnubg.command("set evaluation chequerplay evaluation prune off")
+    try:
+        hint = gnubg.hint(9999)["hint"]
+    finally:
+        gnubg.command("set evaluation chequerplay evaluation plies 2")
+        gnubg.command("set evaluation chequerplay evaluation prune on")
+    moves = []
+    for entry in hint:
+        after = after_move(board, gnubg.parsemove(entry["move"]))
+        swapped = (after[1], after[0])  # the opponent on roll
+        probs = gnubg.evaluate(swapped, opp_ci, EC0)
+        cf = gnubg.cfevaluate(swapped, opp_ci, dict(EC0, cubeful=1))
+        moves.append(
+            {
+                "move": entry["move"],
+                "after": encode(after),
+                "opp_probs": list(probs[:5]),
+                "opp_optimal": cf[0],
+                "hint_equity": entry["equity"],
+            }
+        )
+    return {
+        "moves": moves,
+        "cubeinfo": {k: ci[k] for k in ("cube", "cubeowner", "move", "matchto", "jacoby")},
+    }
+
+
 def answer_cube(req):
     gnubg.command("set gnubgid " + req["gnubgid"])
     board, ci = gnubg.board(), gnubg.cubeinfo()
@@ -141,7 +180,12 @@ def main():
         for line in src:
             req = json.loads(line)
             try:
-                answer = {"hint": answer_hint, "ranking": answer_ranking, "cube": answer_cube}[req["op"]]
+                answer = {
+                    "hint": answer_hint,
+                    "ranking": answer_ranking,
+                    "score0": answer_score0,
+                    "cube": answer_cube,
+                }[req["op"]]
                 ans = answer(req)
             except Exception as exc:  # report, never stop: the parent counts it
                 ans = {"error": f"{type(exc).__name__}: {exc}"}

@@ -11,7 +11,7 @@ against the best action: for the doubler max(ND, min(DT, DP)) minus the action's
 better of take and pass for him minus his choice. Decisions gnubg at 0-ply calls clear (no double by more than
 ``--clear``, and no double chosen) are not evaluated deeper and count as no error.
 
-Reported per side and kind: decisions, those with an error, errors in mEMG per decision (normalised to the
+Reported per side and action (double, no double, take, pass): decisions, those with an error, errors in mEMG per decision (normalised to the
 cube) and in points per game (the cube's value counted): the share of the duel's result that cube handling
 explains. Prints a table and appends one JSON line to ``--out``.
 """
@@ -98,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     deep = evaluate(deep_states, args.plies, args.jobs, args.timeout) if args.plies > 0 else shallow
     table: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for rec in rows:
-        key = f"{rec['who']} {rec['kind']}"
+        action = {("double", True): "double", ("double", False): "no double", ("take", True): "take"}.get(
+            (rec["kind"], rec["yes"]), "pass"
+        )
+        key = f"{rec['who']} {action}"
         t = table[key]
         t["decisions"] += 1
         if clear(rec):
@@ -108,7 +111,6 @@ def main(argv: list[str] | None = None) -> int:
         t["wrong"] += err > 1e-4
         t["memg"] += 1000 * err
         t["points"] += err * rec["cube"]
-        t["missed" if rec["kind"] == "double" and not rec["yes"] else "acted"] += err * rec["cube"]
     result = {
         "log": str(args.log),
         "games": games,
@@ -129,11 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{games} games, {len(rows)} cube decisions, {len(deep_states)} evaluated at {args.plies}-ply by gnubg"
     )
     print(
-        f"{'side and kind':<16} {'decisions':>9} {'close':>6} {'wrong':>6} {'mEMG/close':>10} {'points/game':>11}"
+        f"{'side and action':<18} {'decisions':>9} {'close':>6} {'wrong':>6} {'mEMG/close':>10} {'points/game':>11}"
     )
     for k, v in result["sides"].items():
         print(
-            f"{k:<16} {v['decisions']:>9} {v['evaluated']:>6} {v['wrong']:>6} {v['memg_per_decision']:>10.2f} "
+            f"{k:<18} {v['decisions']:>9} {v['evaluated']:>6} {v['wrong']:>6} {v['memg_per_decision']:>10.2f} "
             f"{v['points_per_game']:>11.4f}"
         )
     for who in ("ours", "gnubg"):

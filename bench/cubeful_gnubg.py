@@ -6,7 +6,7 @@
 Positions (with their roll and more than one legal play) come from noisy 0-ply self-play of our engine
 (bench.agreement.self_play); each gets a cube state from a fixed mix: money with a centred cube (Jacoby off,
 and Jacoby on), money cubes of 2 owned by either side, and 7-point match scores with the cube centred or owned.
-gnubg (bench/_gnubg_ranking_worker.py) lists every legal move and gives, for the board after it, its 0-ply
+gnubg (bench/_gnubg_agreement_worker.py, ``score0``) lists every legal move and gives, for the board after it, its 0-ply
 cubeless probabilities and the opponent's 0-ply cubeful value after his best cube action: what gnubg's
 ScoreMove ranks by at 0-ply.
 
@@ -42,7 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._gnubg_batch import run_batch  # noqa: E402
-from bench.agreement import GNUBG, Sample, progress, self_play  # noqa: E402
+from bench.agreement import GNUBG, WORKER, Sample, progress, self_play  # noqa: E402
 from engine import cubeful as cf  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
 from engine.cube import CubeInfo, cubeless_equity  # noqa: E402
@@ -51,7 +51,6 @@ from engine.evaluator import invert  # noqa: E402
 from engine.position import Position  # noqa: E402
 from engine.search import Search  # noqa: E402
 
-WORKER = Path(__file__).with_name("_gnubg_ranking_worker.py")
 DEFAULT_OUT = Path(__file__).with_name("results") / "cubeful_gnubg.jsonl"
 HEX = "0123456789abcdef"
 LENGTH = 7
@@ -176,14 +175,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     analyser = Analyser.default()
     chosen = samples(analyser, args.n, args.seed)
-    requests: list[dict[str, object]] = [{"i": i, "gnubgid": s.gnubg_id} for i, (_, s) in enumerate(chosen)]
+    requests: list[dict[str, object]] = [
+        {"i": i, "op": "score0", "gnubgid": s.gnubg_id} for i, (_, s) in enumerate(chosen)
+    ]
     answers = run_batch(
         GNUBG,
         WORKER,
         requests,
         args.jobs,
         args.timeout,
-        "GAMMOND_RANK",
+        "GAMMOND_AGREE",
         progress=lambda d, t, f: progress("gnubg 0-ply", d, t, final=f),
         threads=1,
     )
