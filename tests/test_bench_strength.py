@@ -71,3 +71,16 @@ def test_board_for_gnubgs_answer_names_the_doubler_on_turn() -> None:
     assert taken.cube == 2 and taken.cube_owner == Side.PLAYER  # the taker owns it
     assert line.endswith(" jacobyrule off beavers off")
     assert Position.initial() == state.position
+
+
+def test_the_cube_log_holds_each_decision_before_the_double_with_the_doubler_on_roll() -> None:
+    log: list[dict[str, object]] = []
+    play_game(dice_sequence(2), 0, same_as_fake(True), FakeGnubg(True), {}, True, log)
+    first, answer = log[0], log[1]
+    # We open (no cube decision before the opening roll); gnubg is the first who may double.
+    assert first == {**first, "who": "gnubg", "kind": "double", "yes": True, "cube": 1}
+    assert answer == {**answer, "who": "ours", "kind": "take", "yes": True, "cube": 1}
+    assert answer["gnubgid"] == first["gnubgid"]  # both judged on the state before the double
+    state = MatchState.from_gnubg_id(str(first["gnubgid"]))
+    assert not state.doubled and state.turn == state.on_roll and state.dice == (0, 0)
+    assert {r["kind"] for r in log} == {"double", "take"} and len({r["cube"] for r in log}) > 1  # redoubles
