@@ -851,6 +851,12 @@ def main(argv: list[str] | None = None) -> int:
         "for python -m bench.cube_errors",
     )
     args = ap.parse_args(argv)
+    if args.ours.startswith("gnubg:"):
+        _, level_name, *how = args.ours.split(":")
+        if level_name not in _GNUBG_LEVELS or how not in ([], ["cubeful"]):
+            ap.error(
+                f"--ours {args.ours}: gnubg:LEVEL or gnubg:LEVEL:cubeful, LEVEL one of {sorted(_GNUBG_LEVELS)}"
+            )
     exit_on_sigterm()
     if args.matches is not None:
         if args.matches < 1 or args.length < 1:
