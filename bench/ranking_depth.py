@@ -53,6 +53,44 @@ def mean_ci(xs: list[float]) -> tuple[float, float]:
     return m, 1.96 * math.sqrt(var / len(xs))
 
 
+def score(ours: list[tuple[str, str]], answers: list[dict]) -> dict[str, object]:
+    """The bench's figures from our (cubeful, cubeless) choices and gnubg's answers, position by position.
+
+    Equities are gnubg's 2-ply ``[cubeful, cubeless]`` of each board, for the mover; mEMG with a 95% interval.
+    """
+    ours_differ = [k for k, (a, b) in enumerate(ours) if a != b]
+    gnubg_differ = [
+        k for k, ans in enumerate(answers) if ans["choice"]["cubeful"] != ans["choice"]["cubeless"]
+    ]
+    gain_cubeful = [
+        1000 * (answers[k]["extra"][ours[k][0]][0] - answers[k]["extra"][ours[k][1]][0]) for k in ours_differ
+    ]
+    gain_cubeless = [
+        1000 * (answers[k]["extra"][ours[k][0]][1] - answers[k]["extra"][ours[k][1]][1]) for k in ours_differ
+    ]
+
+    def loss(k: int, board: str, which: int) -> float:
+        """What ``board`` gives up against gnubg's own choice under its cubeful (0) or cubeless (1) ranking."""
+        eq = answers[k]["extra"]
+        best = eq[answers[k]["choice"]["cubeful" if which == 0 else "cubeless"]][which]
+        return 1000 * max(0.0, best - eq[board][which])
+
+    rows = range(len(ours))
+    return {
+        "ours_differ_rows": ours_differ,
+        "gnubg_differ_rows": gnubg_differ,
+        "ours_differ": len(ours_differ),
+        "gnubg_differ": len(gnubg_differ),
+        "both_differ": len(set(ours_differ) & set(gnubg_differ)),
+        "ours_cubeful_gain_cubeful_memg": mean_ci(gain_cubeful),
+        "ours_cubeful_gain_cubeless_memg": mean_ci(gain_cubeless),
+        "ours_cubeful_choice_loss_cubeful_memg": mean_ci([loss(k, ours[k][0], 0) for k in rows]),
+        "ours_cubeless_choice_loss_cubeful_memg": mean_ci([loss(k, ours[k][1], 0) for k in rows]),
+        "ours_cubeful_choice_loss_cubeless_memg": mean_ci([loss(k, ours[k][0], 1) for k in rows]),
+        "ours_cubeless_choice_loss_cubeless_memg": mean_ci([loss(k, ours[k][1], 1) for k in rows]),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=400, help="positions with a roll")
@@ -99,35 +137,15 @@ def main(argv: list[str] | None = None) -> int:
     if errors:
         print(f"gnubg could not answer {len(errors)} requests, e.g. {errors[0]}", file=sys.stderr)
     ok = [i for i in range(len(samples)) if i in answers and "error" not in answers[i]]
-    ours_differ = [i for i in ok if ours[i][0] != ours[i][1]]
-    gnubg_differ = [i for i in ok if answers[i]["choice"]["cubeful"] != answers[i]["choice"]["cubeless"]]
-    gain_cubeful, loss_cubeless = [], []
-    for i in ours_differ:
-        eq = answers[i]["extra"]
-        a, b = ours[i]
-        gain_cubeful.append(1000 * (eq[a][0] - eq[b][0]))
-        loss_cubeless.append(1000 * (eq[a][1] - eq[b][1]))
-
-    # What each choice loses against gnubg's own best under either measure, over all positions.
-    def loss(i: int, board: str, which: int) -> float:
-        eq = answers[i]["extra"]
-        best = eq[answers[i]["choice"]["cubeful" if which == 0 else "cubeless"]][which]
-        return 1000 * max(0.0, best - eq[board][which])
-
+    scores = score([ours[i] for i in ok], [answers[i] for i in ok])
+    ours_differ = [ok[k] for k in scores.pop("ours_differ_rows")]
+    gnubg_differ = [ok[k] for k in scores.pop("gnubg_differ_rows")]
     result = {
         "n": len(ok),
         "plies": args.plies,
         "seed": args.seed,
         "self_play_games": games,
-        "ours_differ": len(ours_differ),
-        "gnubg_differ": len(gnubg_differ),
-        "both_differ": len(set(ours_differ) & set(gnubg_differ)),
-        "ours_cubeful_gain_cubeful_memg": mean_ci(gain_cubeful),
-        "ours_cubeful_gain_cubeless_memg": mean_ci(loss_cubeless),
-        "ours_cubeful_choice_loss_cubeful_memg": mean_ci([loss(i, ours[i][0], 0) for i in ok]),
-        "ours_cubeless_choice_loss_cubeful_memg": mean_ci([loss(i, ours[i][1], 0) for i in ok]),
-        "ours_cubeful_choice_loss_cubeless_memg": mean_ci([loss(i, ours[i][0], 1) for i in ok]),
-        "ours_cubeless_choice_loss_cubeless_memg": mean_ci([loss(i, ours[i][1], 1) for i in ok]),
+        **scores,
         "seconds": round(time.time() - t0, 1),
         "date": time.strftime("%Y-%m-%d"),
     }
