@@ -38,6 +38,7 @@ interval, stuck matches, illegal moves, state mismatches, and both sides' error 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing as mp
@@ -167,8 +168,8 @@ MODES = ("cubeless", "cube", "cubeless-ranking")
 
 
 def exit_on_sigterm() -> None:
-    """SIGTERM unwinds like Ctrl-C: the pool is terminated and each worker's ``finally`` stops its gnubg, so a
-    killed run leaves no orphaned workers or engines behind."""
+    """In the parent, SIGTERM unwinds like Ctrl-C, so ``with Pool`` terminates the workers: a killed run leaves
+    no orphaned workers behind."""
 
     def stop(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)
@@ -176,12 +177,31 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
+def die_with_children_on_sigterm() -> None:
+    """In a pool worker, SIGTERM (Pool.terminate, also at the end of every run) kills the worker's own children
+    (its gnubg processes) and leaves at once. Unwinding instead could stop a worker inside the pool's queue lock
+    and hang the run's end."""
+
+    def die(signum: int, frame: object) -> None:
+        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+            try:
+                children = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for pid in children:
+                with contextlib.suppress(OSError):
+                    os.kill(int(pid), signal.SIGKILL)
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, die)
+
+
 def worker(
     args: tuple[int, list[int], str, str, int, str | None, str | None, str, str | None],
 ) -> dict[str, object]:
     """Plays the duplicate pairs of ``pair_seeds`` against one gnubg engine; one checkpoint line per pair."""
     index, pair_seeds, ours, gnubg_level, port, models, checkpoint, mode, cube_log = args
-    exit_on_sigterm()
+    die_with_children_on_sigterm()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from bench._money_game import Ours, gnubg_side, play_game, player_side
     from engine.analyser import Analyser
@@ -487,7 +507,7 @@ def match_worker(
 ) -> list[dict]:
     """Plays its share of the matches (index, seed) one after the other, analysing each when it ends."""
     matches, length, ours, gnubg_level, models, outdir, analysis_plies, transcript = args
-    exit_on_sigterm()
+    die_with_children_on_sigterm()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from engine.analyser import Analyser
     from engine.levels import parse_level
