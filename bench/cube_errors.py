@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._gnubg_batch import run_batch  # noqa: E402
+from bench._results import append_json_line  # noqa: E402
 from bench.agreement import GNUBG, WORKER, progress  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).with_name("results") / "cube_errors.jsonl"
@@ -142,9 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(v["points_per_game"] for k, v in result["sides"].items() if k.startswith(who))
         result[f"{who}_points_per_game"] = round(total, 4)
         print(f"{who}: cube errors cost {total:.4f} points per game")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a") as fh:
-        fh.write(json.dumps(result) + "\n")
+    append_json_line(args.out, result)
     return 0
 
 

@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._gnubg_batch import run_batch  # noqa: E402
+from bench._results import append_json_line  # noqa: E402
 from bench.agreement import GNUBG, WORKER, Sample, progress, self_play  # noqa: E402
 from engine import cubeful as cf  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
@@ -208,9 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['ours_cl_loss_memg']:12.2f}"
         )
     print(f"errors: {errors}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a") as fh:
-        fh.write(json.dumps({"n": args.n, "seed": args.seed, "errors": errors, "result": result}) + "\n")
+    append_json_line(args.out, {"n": args.n, "seed": args.seed, "errors": errors, "result": result})
     if args.vectors:
         write_vectors(args.vectors, chosen[: args.vector_n], answers)
     return 0

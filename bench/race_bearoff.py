@@ -23,7 +23,6 @@ P(win) with the error histogram to ``--png``.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -38,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._results import append_json_line  # noqa: E402
 from bench.levels import BenchOptionError, hint_chooser, play_duel  # noqa: E402
 from bench.strength import dice_sequence  # noqa: E402
 from engine.bearoff import BearoffDatabase  # noqa: E402
@@ -239,9 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         "selfplay_seconds": round(t_play, 1),
         "seconds": round(time.time() - t0, 1),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a") as fh:
-        fh.write(json.dumps(row) + "\n")
+    append_json_line(args.out, row)
     print(format_table(reports))
     for name, rep in reports.items():
         mae = rep["all"].mae_win

@@ -35,6 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._gnubg_batch import run_batch  # noqa: E402
+from bench._results import append_json_line  # noqa: E402
 from bench.agreement import GNUBG, WORKER, board_hex, progress, self_play  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
 from engine.cube import CubeInfo  # noqa: E402
@@ -183,9 +184,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     + "\n"
                 )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a") as fh:
-        fh.write(json.dumps(result) + "\n")
+    append_json_line(args.out, result)
     return 0
 
 
