@@ -306,9 +306,15 @@ def progress(what: str, done: int, total: int, final: bool | None = None) -> Non
 
 
 def run_gnubg(
-    requests: list[dict[str, object]], jobs: int, timeout: float, cpus: set[int]
-) -> dict[int, dict[str, object]]:
-    """Answers keyed by request index, from ``jobs`` gnubg processes (each on all of ``cpus``)."""
+    requests: list[dict[str, object]],
+    jobs: int,
+    timeout: float,
+    cpus: set[int] | None = None,
+    label: str = "gnubg 2-ply",
+    threads: int = 2,
+) -> dict[int, dict]:
+    """Answers of this bench's gnubg worker keyed by request index, from ``jobs`` gnubg processes of
+    ``threads`` threads (each on all of ``cpus``); the other gnubg benches ask through here too."""
     try:
         return run_batch(
             GNUBG,
@@ -317,8 +323,9 @@ def run_gnubg(
             jobs,
             timeout,
             "GAMMOND_AGREE",
-            progress=lambda done, total, final: progress("gnubg 2-ply", done, total, final=final),
+            progress=lambda done, total, final: progress(label, done, total, final=final),
             cpus=cpus or None,
+            threads=threads,
         )
     except TimeoutError as exc:
         raise AgreementError(str(exc)) from None

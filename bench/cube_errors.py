@@ -29,9 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench._gnubg_batch import run_batch  # noqa: E402
 from bench._results import append_json_line  # noqa: E402
-from bench.agreement import GNUBG, WORKER, progress  # noqa: E402
+from bench.agreement import run_gnubg  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).with_name("results") / "cube_errors.jsonl"
 
@@ -55,16 +54,7 @@ def error(rec: dict, ev: dict) -> float:
 
 def evaluate(states: list[str], plies: int, jobs: int, timeout: float) -> dict[str, dict]:
     requests = [{"i": i, "op": "cube", "gnubgid": g, "plies": plies} for i, g in enumerate(states)]
-    answers = run_batch(
-        GNUBG,
-        WORKER,
-        requests,
-        jobs,
-        timeout,
-        "GAMMOND_AGREE",
-        lambda d, t, f: progress(f"gnubg {plies}-ply", d, t, f),
-        threads=1,
-    )
+    answers = run_gnubg(requests, jobs, timeout, label=f"gnubg {plies}-ply", threads=1)
     bad = [a for a in answers.values() if "error" in a]
     if bad:
         raise SystemExit(f"gnubg could not evaluate {len(bad)} states, e.g. {bad[0]['error']}")

@@ -41,9 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench._gnubg_batch import run_batch  # noqa: E402
 from bench._results import append_json_line  # noqa: E402
-from bench.agreement import GNUBG, WORKER, Sample, progress, self_play  # noqa: E402
+from bench.agreement import Sample, progress, run_gnubg, self_play  # noqa: E402
 from engine import cubeful as cf  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
 from engine.cube import CubeInfo, cubeless_equity  # noqa: E402
@@ -179,16 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     requests: list[dict[str, object]] = [
         {"i": i, "op": "score0", "gnubgid": s.gnubg_id} for i, (_, s) in enumerate(chosen)
     ]
-    answers = run_batch(
-        GNUBG,
-        WORKER,
-        requests,
-        args.jobs,
-        args.timeout,
-        "GAMMOND_AGREE",
-        progress=lambda d, t, f: progress("gnubg 0-ply", d, t, final=f),
-        threads=1,
-    )
+    answers = run_gnubg(requests, args.jobs, args.timeout, label="gnubg 0-ply", threads=1)
     rows, errors = [], 0
     for i, (label, s) in enumerate(chosen):
         ans = answers.get(i)

@@ -34,9 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench._gnubg_batch import run_batch  # noqa: E402
 from bench._results import append_json_line  # noqa: E402
-from bench.agreement import GNUBG, WORKER, board_hex, progress, self_play  # noqa: E402
+from bench.agreement import board_hex, progress, run_gnubg, self_play  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
 from engine.cube import CubeInfo  # noqa: E402
 from engine.evaluator import money_equity  # noqa: E402
@@ -124,16 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         {"i": i, "op": "ranking", "gnubgid": s.gnubg_id, "extra": sorted(set(ours[i]))}
         for i, s in enumerate(samples)
     ]
-    answers = run_batch(
-        GNUBG,
-        WORKER,
-        requests,
-        args.jobs,
-        args.timeout,
-        "GAMMOND_AGREE",
-        lambda d, t, f: progress("gnubg", d, t, f),
-        threads=1,
-    )
+    answers = run_gnubg(requests, args.jobs, args.timeout, label="gnubg", threads=1)
     errors = [a["error"] for a in answers.values() if "error" in a]
     if errors:
         print(f"gnubg could not answer {len(errors)} requests, e.g. {errors[0]}", file=sys.stderr)
