@@ -167,6 +167,21 @@ def dice_sequence(seed: int, n: int = 600) -> list[tuple[int, int]]:
 MODES = ("cubeless", "cube", "cubeless-ranking")
 
 
+def gnubg_seat(ours: str) -> tuple[str, bool] | None:
+    """``gnubg:LEVEL[:cubeful]`` (gnubg in our seat) as (level, ranks cubefully); None for our own levels.
+
+    gnubg ranks cubefully by default (as it plays on a server); ``gnubg:LEVEL`` ranks cubelessly in a cubeless
+    duel, ``gnubg:LEVEL:cubeful`` cubefully for the centred cube, as our Player does."""
+    if not ours.startswith("gnubg:"):
+        return None
+    _, level_name, *how = ours.split(":")
+    if level_name not in _GNUBG_LEVELS or how not in ([], ["cubeful"]):
+        raise ValueError(
+            f"--ours {ours}: gnubg:LEVEL or gnubg:LEVEL:cubeful, LEVEL one of {sorted(_GNUBG_LEVELS)}"
+        )
+    return level_name, how == ["cubeful"]
+
+
 def exit_on_sigterm() -> None:
     """In the parent, SIGTERM unwinds like Ctrl-C, so ``with Pool`` terminates the workers: a killed run leaves
     no orphaned workers behind."""
@@ -208,12 +223,10 @@ def worker(
     from engine.levels import parse_level
 
     second = None
-    if ours.startswith("gnubg:"):  # gnubg in our seat: a reference, not our player
-        _, level_name, *how = ours.split(":")
-        # gnubg ranks cubefully by default (as it plays on a server); "gnubg:LEVEL" ranks cubelessly in a
-        # cubeless duel, "gnubg:LEVEL:cubeful" cubefully for the centred cube, as our Player does.
-        cubeful = mode == "cube" or how == ["cubeful"]
-        second = GnubgEngine(port + 50, level_name, cubeful=cubeful, seed=2000 + index)
+    seat = gnubg_seat(ours)
+    if seat is not None:  # gnubg in our seat: a reference, not our player
+        level_name, cubeful = seat
+        second = GnubgEngine(port + 50, level_name, cubeful=mode == "cube" or cubeful, seed=2000 + index)
         side = gnubg_side(second)
     else:
         analyser = Analyser.default(Path(models) if models else None, threads=1)
@@ -745,9 +758,8 @@ def _progress(checkpoint: Path, seeds: set[int], total: int, t0: float, started:
 def money_main(args: argparse.Namespace) -> int:
     n_pairs = max(1, args.games // 2)
     seeds = [args.seed * 1_000_003 + i for i in range(n_pairs)]
-    nets = (
-        f"_{Path(args.models).name}" if args.models else ""
-    )  # another model folder never resumes this one's run
+    # Another model folder never resumes this one's run.
+    nets = f"_{Path(args.models).name}" if args.models else ""
     ours = args.ours.replace(":", "-")
     default = ROOT / "var" / "strength" / f"money_{args.mode}_{ours}_{args.gnubg}_s{args.seed}{nets}"
     checkpoint = args.checkpoint or default
@@ -813,7 +825,7 @@ def money_main(args: argparse.Namespace) -> int:
         "cube": "money with the cube, the daemon's Player",
         "cubeless-ranking": "cubeless money, DIAGNOSTIC player ranking by cubeless equity",
     }[args.mode]
-    if args.ours.startswith("gnubg:"):
+    if gnubg_seat(args.ours) is not None:
         what = what.replace("the daemon's Player", "gnubg in our seat (reference)")
     print(
         f"ours ({args.ours}) vs gnubg ({args.gnubg}), {what}: {summary['ppg']:+.3f} ± {summary['ci95']:.3f} ppg "
@@ -871,12 +883,10 @@ def main(argv: list[str] | None = None) -> int:
         "for python -m bench.cube_errors",
     )
     args = ap.parse_args(argv)
-    if args.ours.startswith("gnubg:"):
-        _, level_name, *how = args.ours.split(":")
-        if level_name not in _GNUBG_LEVELS or how not in ([], ["cubeful"]):
-            ap.error(
-                f"--ours {args.ours}: gnubg:LEVEL or gnubg:LEVEL:cubeful, LEVEL one of {sorted(_GNUBG_LEVELS)}"
-            )
+    try:
+        gnubg_seat(args.ours)
+    except ValueError as exc:
+        ap.error(str(exc))
     exit_on_sigterm()
     if args.matches is not None:
         if args.matches < 1 or args.length < 1:

@@ -31,17 +31,18 @@ def label_shard(src: Path, dst: Path, level: str, threads: int, race_from: Path 
     boards = np.load(src)["boards"]
     rows = np.arange(len(boards))
     probs = np.zeros((len(boards), 5))
+    source = level  # what the shard records about its labels
     if race_from is not None:
         from train.fit import class_mask
 
         rows = np.flatnonzero(class_mask(boards, "contact"))
         probs[:] = np.load(race_from / src.name)["probs"]
-        level = f"{level} contact, race from {race_from}"
-    chunks = [rows[i : i + CHUNK] for i in range(0, len(rows), CHUNK)]
-    for chunk in chunks:
-        probs[chunk] = teacher.evaluate(boards[chunk], level.split()[0], threads)
+        source = f"{level} contact, race from {race_from}"
+    for i in range(0, len(rows), CHUNK):
+        chunk = rows[i : i + CHUNK]
+        probs[chunk] = teacher.evaluate(boards[chunk], level, threads)
     tmp = dst.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, probs=probs.astype(np.float32), level=level)
+    np.savez_compressed(tmp, probs=probs.astype(np.float32), level=source)
     tmp.replace(dst)
     return len(boards)
 
