@@ -77,9 +77,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--explore", type=float, default=0.08, help="share of uniformly random moves")
     ap.add_argument("--noise", type=float, default=0.03, help="sigma of the equity noise on teacher choices")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--only", help="only these shard numbers, e.g. 40-79 (one process per range fills the cores)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    todo = [i for i in range(args.shards) if not (args.out / f"shard_{i:04d}.npz").exists()]
+    wanted = range(args.shards)
+    if args.only:
+        first, _, last = args.only.partition("-")
+        wanted = range(int(first), int(last or first) + 1)
+    todo = [i for i in wanted if not (args.out / f"shard_{i:04d}.npz").exists()]
     total = 0
     t0 = time.time()
     for i in progress(todo, desc="shards"):
