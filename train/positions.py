@@ -77,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--explore", type=float, default=0.08, help="share of uniformly random moves")
     ap.add_argument("--noise", type=float, default=0.03, help="sigma of the equity noise on teacher choices")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--only", help="only these shard numbers, e.g. 40-79 (one process per range fills the cores)")
+    ap.add_argument(
+        "--only", help="only these shard numbers, e.g. 40-79 (one process per range fills the cores)"
+    )
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     wanted = range(args.shards)
