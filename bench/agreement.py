@@ -390,6 +390,8 @@ def taker_word(action: TakerAction) -> str:
 
 
 KEYS = ("agree", "asgood", "loss")  # per class: same move, a move as good by gnubg 2-ply, mEMG lost
+# Per class, our two depths beside gnubg's 0-ply, the reference of the 0-ply target.
+CLASS_CHOOSERS = {"our_0ply": "0ply", "our_2ply": "2ply", "gnubg_0ply": "gnubg_0ply"}
 
 
 def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, dict]) -> dict[str, object]:
@@ -418,7 +420,9 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
             hint_eq, explicit_eq = ans["check"]
             check_diff = max(check_diff, abs(float(hint_eq) - float(explicit_eq)))
         cls = s.position.classify().name.lower()
-        row = by_class.setdefault(cls, {"n": [], **{f"{k}_{d}": [] for k in KEYS for d in ("0ply", "2ply")}})
+        row = by_class.setdefault(
+            cls, {"n": [], **{f"{k}_{d}": [] for k in KEYS for d in CLASS_CHOOSERS.values()}}
+        )
         row["n"].append(1)
         for who in who_all:
             chosen = run.choice.get(who)
@@ -429,10 +433,11 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
             agree[who].append(chosen == gnubg_best)
             as_good[who].append(good)
             loss[who].append(1000.0 * (best - known[chosen]))
-            if who.startswith("our_"):
-                row[f"agree_{who[4:]}"].append(float(chosen == gnubg_best))
-                row[f"asgood_{who[4:]}"].append(float(good))
-                row[f"loss_{who[4:]}"].append(1000.0 * (best - known[chosen]))
+            if who in CLASS_CHOOSERS:
+                d = CLASS_CHOOSERS[who]
+                row[f"agree_{d}"].append(float(chosen == gnubg_best))
+                row[f"asgood_{d}"].append(float(good))
+                row[f"loss_{d}"].append(1000.0 * (best - known[chosen]))
     return {
         "positions": len(samples),
         "scored": len(agree["our_0ply"]),
@@ -450,7 +455,7 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
                     if r[f"{k}_{d}"]
                     else None
                     for k in KEYS
-                    for d in ("0ply", "2ply")
+                    for d in CLASS_CHOOSERS.values()
                 },
             }
             for c, r in sorted(by_class.items())
@@ -549,7 +554,9 @@ def print_table(result: dict[str, Any]) -> None:
     for cls, row in mv["by_class"].items():
         print(
             f"  {cls:<10} n={row['n']:<4} ours 0-ply same {row['agree_0ply']}% as good {row['asgood_0ply']}% "
-            f"loss {row['loss_0ply']}; 2-ply same {row['agree_2ply']}% as good {row['asgood_2ply']}%"
+            f"loss {row['loss_0ply']}; 2-ply same {row['agree_2ply']}% as good {row['asgood_2ply']}%; "
+            f"gnubg 0-ply same {row['agree_gnubg_0ply']}% as good {row['asgood_gnubg_0ply']}% "
+            f"loss {row['loss_gnubg_0ply']}"
         )
     for key in ("0ply", "2ply"):
         c = cb[key]

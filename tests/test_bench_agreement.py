@@ -1,0 +1,44 @@
+"""bench.agreement's move report: per class, our 0-ply and 2-ply beside gnubg's 0-ply, judged by gnubg 2-ply."""
+
+from __future__ import annotations
+
+from bench.agreement import MoveRun, Sample, move_report
+from engine.cube import CubeInfo
+from engine.position import Position
+
+RACE = Position.from_points({7: 5, 8: 5, 9: 5, 16: -5, 17: -5, 18: -5})
+CONTACT = Position.initial()
+
+
+def _sample(pos: Position) -> Sample:
+    return Sample(pos, (3, 1), CubeInfo.money())
+
+
+def _answer(equities: dict[str, float]) -> dict:
+    # gnubg's hint list: best first, every move searched at 2 plies
+    ranked = sorted(equities.items(), key=lambda kv: -kv[1])
+    return {"moves": [[i, key, eq, 2] for i, (key, eq) in enumerate(ranked)], "extra": {}}
+
+
+def test_class_rows_hold_gnubg_0ply_beside_ours() -> None:
+    samples = [_sample(CONTACT), _sample(RACE), _sample(RACE)]
+    runs = [
+        MoveRun(choice={"our_0ply": "a", "our_2ply": "a", "gnubg_0ply": "b", "gnubg_2ply": "a"}),
+        MoveRun(choice={"our_0ply": "y", "our_2ply": "x", "gnubg_0ply": "x", "gnubg_2ply": "x"}),
+        MoveRun(choice={"our_0ply": "x", "our_2ply": "x", "gnubg_0ply": "y", "gnubg_2ply": "x"}),
+    ]
+    answers = {
+        0: _answer({"a": 0.100, "b": 0.080}),
+        1: _answer({"x": 0.500, "y": 0.496}),
+        2: _answer({"x": -0.200, "y": -0.200}),  # a tie: y is as good as gnubg's x, though not the same move
+    }
+    report = move_report(samples, runs, answers)
+    assert report["scored"] == 3 and report["error_count"] == 0
+    race, contact = report["by_class"]["race"], report["by_class"]["contact"]
+    assert race["n"] == 2 and contact["n"] == 1
+    assert race["agree_0ply"] == 50.0 and race["agree_gnubg_0ply"] == 50.0
+    assert race["asgood_0ply"] == 50.0 and race["asgood_gnubg_0ply"] == 100.0
+    assert race["loss_0ply"] == 2.0 and race["loss_gnubg_0ply"] == 0.0
+    assert contact["agree_0ply"] == 100.0 and contact["agree_gnubg_0ply"] == 0.0
+    assert contact["loss_gnubg_0ply"] == 20.0
+    assert report["agree_pct"]["gnubg_0ply"] == round(100 / 3, 1)
