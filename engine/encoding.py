@@ -15,6 +15,11 @@ Inputs (``N_INPUTS`` = 212), the same for every net so that one encoder serves c
 Contact nets of gammond-v2 and later take ``N_CONTACT_INPUTS`` = 226: the 212 above, then the 14 Berliner-style
 features of ``engine.features`` (hit chances, escapes, containment, anchor, rearmost chequer, pips to break
 contact; on roll first). ``encoder_for`` picks the encoding by a net's input width, so older nets keep working.
+
+Race nets may take ``N_RACE_INPUTS`` = 242: the 212, then per side (on roll first) gnubg's two race-specific
+inputs: chequers off as 14 one-hot units (1 to 14 off; none and all fifteen leave them 0), so that the net can
+tell "one more off" apart at every count rather than read it from one scalar, and the crossovers (each chequer
+weighted by the quadrants it still has to cross to reach home, the bar counting four) / 10.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ N_FEATURES_PER_SIDE = 6
 N_INPUTS = N_BASE + 2 * N_FEATURES_PER_SIDE
 FEATURE_NAMES = ("off", "pips", "back", "home_points", "prime", "blots")
 N_CONTACT_INPUTS = N_INPUTS + 2 * features.N_PER_SIDE
+N_RACE_PER_SIDE = 15
+N_RACE_INPUTS = N_INPUTS + 2 * N_RACE_PER_SIDE
+_QUADRANT = np.repeat(np.arange(5, dtype=np.float32), 6)[:25]  # points 1-6: 0 ... 19-24: 3, bar: 4
 
 _PIP_WEIGHTS = np.arange(1, 26, dtype=np.float32)
 
@@ -96,7 +104,27 @@ def encode_contact(boards: np.ndarray) -> np.ndarray:
     return np.concatenate([base, features.features(boards)], axis=1)
 
 
-ENCODERS: dict[int, Callable[[np.ndarray], np.ndarray]] = {N_INPUTS: encode, N_CONTACT_INPUTS: encode_contact}
+def race_inputs(boards: np.ndarray) -> np.ndarray:
+    """float32 (n, 2 * N_RACE_PER_SIDE): per side, chequers off one-hot (1..14) and crossovers / 10."""
+    b = np.asarray(boards, dtype=np.float32)
+    n = b.shape[0]
+    out = np.zeros((n, 2, N_RACE_PER_SIDE), dtype=np.float32)
+    off = 15 - b.sum(axis=2).astype(np.int64)
+    out[..., :14] = off[..., None] == np.arange(1, 15)
+    out[..., 14] = (b @ _QUADRANT) / 10.0
+    return out.reshape(n, 2 * N_RACE_PER_SIDE)
+
+
+def encode_race(boards: np.ndarray) -> np.ndarray:
+    """float32 inputs of shape (n, N_RACE_INPUTS): ``encode`` and then ``race_inputs``."""
+    return np.concatenate([encode(boards), race_inputs(boards)], axis=1)
+
+
+ENCODERS: dict[int, Callable[[np.ndarray], np.ndarray]] = {
+    N_INPUTS: encode,
+    N_CONTACT_INPUTS: encode_contact,
+    N_RACE_INPUTS: encode_race,
+}
 
 
 def encoder_for(width: int) -> Callable[[np.ndarray], np.ndarray]:

@@ -8,10 +8,13 @@ import pytest
 from engine.encoding import (
     N_CONTACT_INPUTS,
     N_INPUTS,
+    N_RACE_INPUTS,
     encode,
     encode_contact,
+    encode_race,
     encoder_for,
     positions_to_array,
+    race_inputs,
 )
 from engine.features import FEATURE_NAMES, N_PER_SIDE, escapes_table, features, hit_chance
 from engine.moves import legal_plays
@@ -115,8 +118,24 @@ def test_encoder_for_picks_by_width() -> None:
     assert x.shape == (1, N_CONTACT_INPUTS) and x.dtype == np.float32
     assert np.array_equal(x[:, :N_INPUTS], encode(b))
     assert np.array_equal(encode_contact(b)[:, N_INPUTS:], features(b))
+    assert encoder_for(N_RACE_INPUTS) is encode_race
     with pytest.raises(KeyError):
         encoder_for(199)
+
+
+def test_race_inputs_count_chequers_off_and_crossovers() -> None:
+    # on roll: 3 off, 2 on the 6-point (home), 5 on the 8-point (2nd quadrant), 5 on the 20-point (4th);
+    # opponent: none off, 15 on its 13-point (3rd quadrant)
+    pos = Position.from_points({6: 2, 8: 5, 20: 5, 12: -15})
+    r = race_inputs(positions_to_array([pos])).reshape(2, 15)
+    assert r[0, :14].tolist() == [1.0 if k == 3 else 0.0 for k in range(1, 15)]
+    assert r[0, 14] == pytest.approx((5 * 1 + 5 * 3) / 10)
+    assert not r[1, :14].any()  # none off: no unit set
+    assert r[1, 14] == pytest.approx(15 * 2 / 10)
+    x = encode_race(positions_to_array([pos]))
+    assert x.shape == (1, N_RACE_INPUTS) and np.array_equal(
+        x[:, :N_INPUTS], encode(positions_to_array([pos]))
+    )
 
 
 def test_c_extension_equals_the_numpy_reference() -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.encoding import ENCODERS, N_CONTACT_INPUTS, N_INPUTS
+from engine.encoding import ENCODERS, N_CONTACT_INPUTS, N_INPUTS, N_RACE_INPUTS
 from train.progress import progress
 
 
@@ -82,9 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--net", choices=["contact", "crashed", "race"], required=True)
     ap.add_argument(
         "--inputs",
-        choices=["base", "contact"],
+        choices=["base", "contact", "race"],
         default="base",
-        help=f"base: the {N_INPUTS} inputs of every net; contact: {N_CONTACT_INPUTS}, with engine.features",
+        help=f"base: the {N_INPUTS} inputs of every net; contact: {N_CONTACT_INPUTS}, with engine.features; "
+        f"race: {N_RACE_INPUTS}, with gnubg's chequers-off and crossover inputs",
     )
     ap.add_argument(
         "--init", type=Path, help="start from this checkpoint's weights (same shape), e.g. to fine-tune"
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         boards = np.concatenate([boards, more_boards])
         probs = np.concatenate([probs, more_probs])
         val = np.concatenate([val, np.zeros(len(more_boards), dtype=bool)])
-    width = N_CONTACT_INPUTS if args.inputs == "contact" else N_INPUTS
+    width = {"base": N_INPUTS, "contact": N_CONTACT_INPUTS, "race": N_RACE_INPUTS}[args.inputs]
     x = torch.from_numpy(encode_all(boards, width))
     y = torch.from_numpy(probs.astype(np.float32))
     dev = torch.device(args.device)
