@@ -29,6 +29,7 @@ from engine.record import MatchRecord
 from protocols.fibs import events as ev
 from protocols.fibs import server as fs
 from protocols.fibs.board import Side
+from protocols.fibs.server import Msg, render
 
 FAST_HASH = 1 << 8  # scrypt cost for tests: the format is the same, the work tiny
 DEADLINE = 120.0  # seconds for an awaited event: generous, as CI runs on a small and often loaded machine
@@ -143,7 +144,7 @@ async def test_guest_registration_in_telnet_mode(harness: Harness) -> None:
     person.send("hunter22")
     await person.expect(ev.PasswordPrompt)
     person.send("hunter23")  # does not match
-    await person.expect_raw(fs.passwords_differ())
+    await person.expect_raw(render(Msg.PASSWORDS_DIFFER))
     await person.expect(ev.PasswordPrompt)
     person.send("hunter22")
     await person.expect(ev.PasswordPrompt)
@@ -164,11 +165,11 @@ async def test_guest_registration_in_telnet_mode(harness: Harness) -> None:
     other.send("guest")
     await other.expect(ev.Prompt)
     other.send("name NEWBIE")
-    await other.expect_raw(fs.name_taken("NEWBIE"))
+    await other.expect_raw(render(Msg.NAME_TAKEN, name="NEWBIE"))
     other.send("name 9lives")
     await other.expect(lambda e: e.raw.startswith("** Names are"))
     other.send("roll")
-    await other.expect_raw(fs.guest_only_name())
+    await other.expect_raw(render(Msg.GUEST_ONLY_NAME))
 
 
 async def test_telnet_mode_login_and_use(harness: Harness) -> None:
@@ -269,9 +270,9 @@ async def test_who_rawwho_and_updates(harness: Harness) -> None:
     bob.send("away gone fishing")
     await ann.expect(lambda e: isinstance(e, ev.WhoInfo) and e.name == "bob" and e.away)
     ann.send("invite bob 1")
-    await ann.expect_raw(fs.player_away("bob", "gone fishing"))
+    await ann.expect_raw(render(Msg.PLAYER_AWAY, name="bob", message="gone fishing"))
     bob.send("back")
-    await bob.expect_raw(fs.welcome_back())
+    await bob.expect_raw(render(Msg.WELCOME_BACK))
     bob.send("bye")
     await ann.expect(lambda e: isinstance(e, ev.PlayerLoggedOut) and e.name == "bob")
 
@@ -285,11 +286,11 @@ async def test_toggles_and_settings(harness: Harness) -> None:
     await ann.expect_raw(fs.toggle_reply("ready", True))
     await ann.expect_raw(fs.toggle_reply("notify", False))
     ann.send("toggle frobs")
-    await ann.expect_raw(fs.unknown_toggle("frobs"))
+    await ann.expect_raw(render(Msg.UNKNOWN_TOGGLE, name="frobs"))
     ann.send("set boardstyle 3")
     await ann.expect_raw("Value of 'boardstyle' set to 3.")
     ann.send("set boardstyle 9")
-    await ann.expect_raw(fs.bad_setting_value("boardstyle", "1, 2 or 3"))
+    await ann.expect_raw(render(Msg.BAD_SETTING_VALUE, name="boardstyle", allowed="1, 2 or 3"))
     ann.send("set redoubles unlimited")
     await ann.expect_raw("Value of 'redoubles' set to unlimited.")
     ann.send("set")
@@ -308,15 +309,15 @@ async def test_chat(harness: Harness) -> None:
     await bob.expect(lambda e: isinstance(e, ev.Says) and e.sender == "ann" and e.message == "good luck")
     await ann.expect(lambda e: isinstance(e, ev.YouSaid) and e.recipient == "bob")
     ann.send("tell zed hi")
-    await ann.expect_raw(fs.no_one_called("zed"))
+    await ann.expect_raw(render(Msg.NO_ONE_CALLED, name="zed"))
     bob.send("gag ann")
     await bob.expect_raw(fs.gagged("ann", True))
     ann.send("tell bob again")
-    await ann.expect_raw(fs.wont_listen("bob"))
+    await ann.expect_raw(render(Msg.WONT_LISTEN, name="bob"))
     ann.send("say hi")
-    await ann.expect_raw(fs.say_outside_game())
+    await ann.expect_raw(render(Msg.SAY_OUTSIDE_GAME))
     ann.send("kibitz hi")
-    await ann.expect_raw(fs.not_watching_or_playing())
+    await ann.expect_raw(render(Msg.NOT_WATCHING_OR_PLAYING))
     cat.send("toggle silent")
     await cat.expect_raw(fs.toggle_reply("silent", True))
     ann.send("shout anyone for a game?")
@@ -362,13 +363,13 @@ async def test_full_one_point_match_with_a_watcher_reaches_the_archive(
     await start_match(ann, bob, 1)
     await cat.expect(lambda e: isinstance(e, ev.MatchStartReport) and e.length == 1)
     cat.send("watch ann")
-    await cat.expect_raw(fs.now_watching("ann"))
+    await cat.expect_raw(render(Msg.NOW_WATCHING, name="ann"))
     first_board = await cat.expect(ev.Board)
     assert first_board.board.player == "ann" and first_board.board.watching  # type: ignore[attr-defined]
     players = [RandomPlayer(c, random.Random(i)) for i, c in enumerate((ann, bob))]
     results = await asyncio.gather(*(p.play(timeout=DEADLINE) for p in players))
-    assert ann.seen(lambda e: e.raw == fs.is_watching_you("cat"))
-    assert bob.seen(lambda e: e.raw == fs.starts_watching("cat", "ann"))
+    assert ann.seen(lambda e: e.raw == render(Msg.IS_WATCHING_YOU, name="cat"))
+    assert bob.seen(lambda e: e.raw == render(Msg.STARTS_WATCHING, watcher="cat", player="ann"))
     assert {type(r) for r in results} == {ev.MatchWon}
     won = [r for r in results if r.winner == ev.YOU]  # type: ignore[attr-defined]
     assert len(won) == 1
@@ -420,28 +421,28 @@ async def test_doubles_drops_and_the_crawford_game(harness: Harness) -> None:
     rng = random.Random(5)
     await start_match(ann, bob, 3)
     cat.send("watch ann")
-    await cat.expect_raw(fs.now_watching("ann"))
+    await cat.expect_raw(render(Msg.NOW_WATCHING, name="ann"))
     first, second = await opening(ann, bob)
     await move_random(first, rng)
     await second.expect(ev.RollOrDouble)
     second.send("double")
-    await second.expect_raw(fs.you_double(first.name))
+    await second.expect_raw(render(Msg.YOU_DOUBLE, opponent=first.name))
     doubled = await first.expect(ev.Doubles)
     assert doubled.player == second.name  # type: ignore[attr-defined]
-    await cat.expect_raw(fs.doubles_watcher(second.name))
+    await cat.expect_raw(render(Msg.DOUBLES_WATCHER, name=second.name))
     first.send("roll")  # the double must be answered first
     await first.expect_raw(fs.doubles(second.name))
     second.send("accept")  # only the doubled player may
-    await second.expect_raw(fs.nothing_to_accept())
+    await second.expect_raw(render(Msg.NOTHING_TO_ACCEPT))
     first.send("accept")
-    await first.expect_raw(fs.you_accept_double(2))
-    await second.expect_raw(fs.accepts_double(first.name, 2))
+    await first.expect_raw(render(Msg.YOU_ACCEPT_DOUBLE, cube=2))
+    await second.expect_raw(render(Msg.ACCEPTS_DOUBLE, name=first.name, cube=2))
     await second.expect(lambda e: isinstance(e, ev.Rolls) and e.player == ev.YOU)  # rolled for: no cube
     board = (await second.expect(my_roll)).board  # type: ignore[attr-defined]
     assert (board.cube, board.cube_owner) == (2, Side.OPPONENT)
     assert (board.player_may_double, board.opponent_may_double) == (0, 1)
     second.send("double")
-    await second.expect_raw(fs.double_before_roll())
+    await second.expect_raw(render(Msg.DOUBLE_BEFORE_ROLL))
     plays = legal_plays(board.position_for_me(), board.dice)
     if plays[0].move:
         second.send("move " + format_fibs(plays[0].move, board.direction))
@@ -456,18 +457,18 @@ async def test_doubles_drops_and_the_crawford_game(harness: Harness) -> None:
     await first.expect(ev.JoinNextGame)
     await cat.expect(ev.MatchScore)
     second.send("join")
-    await second.expect_raw(fs.wait_for_join(first.name))
+    await second.expect_raw(render(Msg.WAIT_FOR_JOIN, name=first.name))
     first.send("join")
     # the Crawford game: nobody is asked to double, and a double is refused
     first2, second2 = await opening(first, second)
     table = next(iter(harness.server.tables.values()))
     assert table.state.crawford and table.colours[0] == -table.colours[1]  # colours switch every game
     second2.send("double")
-    await second2.expect_raw(fs.wait_until_moved(first2.name))
+    await second2.expect_raw(render(Msg.WAIT_UNTIL_MOVED, name=first2.name))
     await move_random(first2, rng)
     await second2.expect(lambda e: isinstance(e, ev.Rolls) and e.player == ev.YOU)
     second2.send("double")
-    await second2.expect_raw(fs.crawford_no_double())
+    await second2.expect_raw(render(Msg.CRAWFORD_NO_DOUBLE))
     started = max(i for i, e in enumerate(second2.events) if isinstance(e, ev.GameStarted))
     assert not [e for e in second2.events[started:] if isinstance(e, ev.RollOrDouble)]
 
@@ -483,12 +484,12 @@ async def test_resignations(harness: Harness) -> None:
     await first.expect_raw(fs.you_want_to_resign(second.name, 2))
     await second.expect_raw(fs.wants_to_resign(first.name, 2))
     second.send("roll")  # the offer must be answered first
-    await second.expect_raw(fs.wanted_to_resign(first.name))
+    await second.expect_raw(render(Msg.WANTED_TO_RESIGN, name=first.name))
     first.send("resign b")
     await first.expect(lambda e: e.raw.startswith("** You can't resign now"))
     second.send("reject")
-    await second.expect_raw(fs.you_reject_resign())
-    await first.expect_raw(fs.rejects_resign(second.name))
+    await second.expect_raw(render(Msg.YOU_REJECT_RESIGN))
+    await first.expect_raw(render(Msg.REJECTS_RESIGN, name=second.name))
     first.send("resign g")  # the same offer again is refused until the game moves on
     await first.expect(lambda e: e.raw.startswith("** You can't resign now"))
     await second.expect(ev.RollOrDouble)
@@ -503,51 +504,51 @@ async def test_resignations(harness: Harness) -> None:
     await second.expect_raw(fs.accepts_and_wins(first.name, 1))
     await second.expect_raw(fs.match_score(5, second.name, 0, first.name, 1))
     first.send("accept")
-    await first.expect_raw(fs.not_playing())
+    await first.expect_raw(render(Msg.NOT_PLAYING))
 
 
 async def test_illegal_commands_get_the_documented_lines(harness: Harness) -> None:
     ann, bob, cat = [await harness.client(n) for n in ("ann", "bob", "cat")]
     ann.send("roll")
-    await ann.expect_raw(fs.not_playing())
+    await ann.expect_raw(render(Msg.NOT_PLAYING))
     ann.send("invite ann 1")
-    await ann.expect_raw(fs.cannot_invite_yourself())
+    await ann.expect_raw(render(Msg.CANNOT_INVITE_YOURSELF))
     ann.send("invite bob 1")
-    await ann.expect_raw(fs.refusing_games("bob"))
+    await ann.expect_raw(render(Msg.REFUSING_GAMES, name="bob"))
     ann.send("invite bob")
-    await ann.expect_raw(fs.no_saved_match("bob"))
+    await ann.expect_raw(render(Msg.NO_SAVED_MATCH, name="bob"))
     cat.send("join ann")
-    await cat.expect_raw(fs.didnt_invite_you("ann"))
+    await cat.expect_raw(render(Msg.DIDNT_INVITE_YOU, name="ann"))
     cat.send("join zed")
-    await cat.expect_raw(fs.cant_find_player("zed"))
+    await cat.expect_raw(render(Msg.CANT_FIND_PLAYER, name="zed"))
     cat.send("frobnicate")
-    await cat.expect_raw(fs.unknown_command("frobnicate"))
+    await cat.expect_raw(render(Msg.UNKNOWN_COMMAND, word="frobnicate"))
     await start_match(ann, bob, 3)
     cat.send("watch ann")
-    await cat.expect_raw(fs.now_watching("ann"))
+    await cat.expect_raw(render(Msg.NOW_WATCHING, name="ann"))
     first, second = await opening(ann, bob)
     board = (await first.expect(my_roll)).board  # type: ignore[attr-defined]
     second.send("move 1-2 1-3")
-    await second.expect_raw(fs.not_your_turn_to_move())
+    await second.expect_raw(render(Msg.NOT_YOUR_TURN_TO_MOVE))
     second.send("roll")
-    await second.expect_raw(fs.not_your_turn_to_roll())
+    await second.expect_raw(render(Msg.NOT_YOUR_TURN_TO_ROLL))
     cat.send("roll")  # a watcher cannot act for anyone
-    await cat.expect_raw(fs.not_playing())
+    await cat.expect_raw(render(Msg.NOT_PLAYING))
     cat.send("move 13-8 13-10")
-    await cat.expect_raw(fs.not_playing())
+    await cat.expect_raw(render(Msg.NOT_PLAYING))
     first.send("roll")
-    await first.expect_raw(fs.already_rolled())
+    await first.expect_raw(render(Msg.ALREADY_ROLLED))
     first.send("double")
-    await first.expect_raw(fs.double_before_roll())
+    await first.expect_raw(render(Msg.DOUBLE_BEFORE_ROLL))
     first.send("move")
-    await first.expect_raw(fs.must_give_moves(2))
+    await first.expect_raw(render(Msg.MUST_GIVE_MOVES, count=2))
     d1, d2 = board.dice
 
     def name(own: int) -> str:
         return "off" if own <= 0 else str(own if board.direction == -1 else 25 - own)
 
     first.send(f"move {name(13)}-{name(12)} {name(13)}-{name(12)} {name(13)}-{name(12)}")
-    await first.expect_raw(fs.too_many_moves(2))
+    await first.expect_raw(render(Msg.TOO_MANY_MOVES, count=2))
 
     empty = next(p for p in range(7, 25) if board.position_for_me().me[p - 1] == 0)
     first.send(f"move {name(empty)}-{name(empty - d1)} {name(6)}-{name(6 - d2)}")
@@ -555,8 +556,8 @@ async def test_illegal_commands_get_the_documented_lines(harness: Harness) -> No
     first.send("move banana split")
     await first.expect(lambda e: e.raw.startswith("** Can't understand the move"))
     first.send("leave")
-    await first.expect_raw(fs.you_terminated())
-    await second.expect_raw(fs.player_left(first.name))
+    await first.expect_raw(render(Msg.YOU_TERMINATED))
+    await second.expect_raw(render(Msg.PLAYER_LEFT, name=first.name))
     assert harness.server.store.saved_count("ann") == 1
 
 
@@ -574,7 +575,7 @@ async def test_drop_restart_and_resume(tmp_path: Path) -> None:
     await second.expect(ev.Moves)
     board_before = (await second.expect(ev.Board)).board  # type: ignore[attr-defined]
     await first.close()
-    await second.expect_raw(fs.drops_connection_saved(first.name))
+    await second.expect_raw(render(Msg.DROPS_CONNECTION_SAVED, name=first.name))
     await cat.expect(lambda e: isinstance(e, ev.PlayerLeftGame))
     second.send("show saved")
     row = await second.expect(ev.SavedMatch)
@@ -591,7 +592,7 @@ async def test_drop_restart_and_resume(tmp_path: Path) -> None:
         other.send("toggle ready")  # ready was saved with the account: it is on
         await other.expect_raw(fs.toggle_reply("ready", False))
         again.send(f"invite {other.name}")
-        await again.expect_raw(fs.refusing_games(other.name))
+        await again.expect_raw(render(Msg.REFUSING_GAMES, name=other.name))
         other.send("toggle ready")
         await other.expect_raw(fs.toggle_reply("ready", True))
         again.send(f"invite {other.name}")
@@ -599,8 +600,8 @@ async def test_drop_restart_and_resume(tmp_path: Path) -> None:
         invitation = await other.expect(ev.Invitation)
         assert invitation.resume  # type: ignore[attr-defined]
         other.send(f"join {again.name}")
-        await other.expect_raw(fs.you_resumed(again.name))
-        await again.expect_raw(fs.opponent_resumed(other.name))
+        await other.expect_raw(render(Msg.YOU_RESUMED, opponent=again.name))
+        await again.expect_raw(render(Msg.OPPONENT_RESUMED, joiner=other.name))
         await other.expect_raw(fs.resume_length(1))
         board_after = (await other.expect(ev.Board)).board  # type: ignore[attr-defined]
         assert board_after.cells == board_before.cells and board_after.colour == board_before.colour
@@ -678,12 +679,12 @@ async def test_unlimited_match_redouble(harness: Harness) -> None:
     offer = await first.expect(ev.Doubles)
     assert offer.may_redouble  # type: ignore[attr-defined]
     first.send("redouble")
-    await first.expect_raw(fs.you_accept_and_redouble(2))
+    await first.expect_raw(render(Msg.YOU_ACCEPT_AND_REDOUBLE, cube=2))
     redouble = await second.expect(ev.Redoubles)
     assert redouble.cube == 4  # type: ignore[attr-defined]
     second.send("accept")
-    await second.expect_raw(fs.you_accept_redouble(4))
-    await first.expect_raw(fs.accepts_redouble(second.name, 4))
+    await second.expect_raw(render(Msg.YOU_ACCEPT_REDOUBLE, cube=4))
+    await first.expect_raw(render(Msg.ACCEPTS_REDOUBLE, name=second.name, cube=4))
     board = (await second.expect(my_roll)).board  # type: ignore[attr-defined]
     # a redouble is a beaver (gnubg, engine.match): the redoubler keeps the cube
     assert board.cube == 4 and board.cube_owner is Side.OPPONENT and board.unlimited
@@ -698,7 +699,7 @@ async def test_redouble_only_in_unlimited_matches(harness: Harness) -> None:
     second.send("double")
     await first.expect(ev.Doubles)
     first.send("redouble")
-    await first.expect_raw(fs.redouble_unlimited_only())
+    await first.expect_raw(render(Msg.REDOUBLE_UNLIMITED_ONLY))
 
 
 async def test_kibitz_whisper_and_say_in_a_game(harness: Harness) -> None:
@@ -706,7 +707,7 @@ async def test_kibitz_whisper_and_say_in_a_game(harness: Harness) -> None:
     await start_match(ann, bob, 3)
     for watcher, player in ((cat, "ann"), (dan, "bob")):
         watcher.send(f"watch {player}")
-        await watcher.expect_raw(fs.now_watching(player))
+        await watcher.expect_raw(render(Msg.NOW_WATCHING, name=player))
     cat.send("kibitz nice opening")
     await cat.expect(ev.YouKibitzed)
     await cat.expect_raw(fs.heard_by(3))
@@ -720,15 +721,15 @@ async def test_kibitz_whisper_and_say_in_a_game(harness: Harness) -> None:
     await ann.expect(lambda e: isinstance(e, ev.YouSaid) and e.recipient == "bob")
     assert not ann.seen(ev.Whispers) and not bob.seen(ev.Whispers)
     cat.send("unwatch")
-    await cat.expect_raw(fs.stop_watching("ann"))
-    await ann.expect_raw(fs.stops_watching_you("cat"))
+    await cat.expect_raw(render(Msg.STOP_WATCHING, name="ann"))
+    await ann.expect_raw(render(Msg.STOPS_WATCHING_YOU, name="cat"))
     cat.send("look bob")
     look = await cat.expect(ev.Board)
     assert look.board.player == "bob"  # type: ignore[attr-defined]
     ann.send("blind dan")
     await ann.expect_raw(fs.blinded("dan", True))
     dan.send("watch ann")
-    await dan.expect_raw(fs.doesnt_want_you_to_watch("ann"))
+    await dan.expect_raw(render(Msg.DOESNT_WANT_YOU_TO_WATCH, name="ann"))
 
 
 # -- safety -------------------------------------------------------------------------------------------------
@@ -740,10 +741,10 @@ async def test_line_and_rate_limits(tmp_path: Path) -> None:
     try:
         ann = await h.client("ann")
         ann.send("tell ann " + "x" * 500)
-        await ann.expect_raw(fs.line_too_long(100))
+        await ann.expect_raw(render(Msg.LINE_TOO_LONG, limit=100))
         started = time.monotonic()
         ann.send_bytes(b"time\r\n" * 60)
-        await ann.expect_raw(fs.slow_down())
+        await ann.expect_raw(render(Msg.SLOW_DOWN))
         ann.send("rawwho")
         await ann.expect(ev.WhoEnd, timeout=DEADLINE)
         elapsed = time.monotonic() - started
@@ -768,7 +769,7 @@ async def test_idle_timeout_saves_the_match(tmp_path: Path) -> None:
             bob.send("time")
             await asyncio.sleep(0.1)
         assert ann.seen(ev.ConnectionTimedOut)
-        await bob.expect_raw(fs.timed_out_saved("ann"))
+        await bob.expect_raw(render(Msg.TIMED_OUT_SAVED, name="ann"))
         assert h.server.store.saved_count("bob") == 1
     finally:
         await h.close()
@@ -930,7 +931,7 @@ def test_table_crawford_game_refuses_doubles() -> None:
     # the other player was rolled for (no double possible in the Crawford game) and cannot double now
     with pytest.raises(TableRefusal) as info:
         t.double(1 - first)
-    assert info.value.line in (fs.double_before_roll(), fs.crawford_no_double())
+    assert info.value.line in (render(Msg.DOUBLE_BEFORE_ROLL), render(Msg.CRAWFORD_NO_DOUBLE))
     assert t.state.dice[0]
 
 

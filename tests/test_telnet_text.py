@@ -17,6 +17,7 @@ from engine.position import BAR
 from protocols.fibs import events as ev
 from protocols.fibs import server as fs
 from protocols.fibs.board import parse_board
+from protocols.fibs.server import Msg, render
 from tests.test_fibs_server import Harness, start_match
 
 # bob (X, on the bar) as alice (O) sees it on BaldLies (the line of tests/test_fibs_board.py).
@@ -105,7 +106,7 @@ def test_each_turn_draws_the_board_once() -> None:
     other = [text for who, text in out if who == 1 - first]
     # The opponent's move, then the roll made for them at once, then one board (with the dice).
     assert other.count(None) == 1, other
-    roll = other.index(fs.you_roll(6, 2))
+    roll = other.index(render(Msg.YOU_ROLL, d1=6, d2=2))
     assert other[roll + 1] is None, other
     assert any(text is not None and text.startswith(f"{t.names[first]} moves") for text in other)
     mover = [text for who, text in out if who == first]

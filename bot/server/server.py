@@ -53,6 +53,7 @@ from bot.server.table import (
 from engine.dice import DiceSource, MersenneDice
 from engine.record import MatchRecord
 from protocols.fibs import server as fs
+from protocols.fibs.server import Msg, render
 
 log = structlog.get_logger("gammond.server")  # lazy: bot.logs.setup configures it at start
 
@@ -72,6 +73,28 @@ def _default_dice() -> DiceSource:
 
 MAX_LOGIN_WAIT = 30.0  # a login whose turn is further away than this is refused without a password check
 FAILURE_MEMORY = 600.0  # seconds after which failed logins are forgotten
+
+# The chat line of each ``_chat`` kind, to a CLIP client and to a person at a terminal.
+_CLIP_CHAT: dict[str, Msg] = {
+    "says": Msg.CLIP_SAYS,
+    "shouts": Msg.CLIP_SHOUTS,
+    "whispers": Msg.CLIP_WHISPERS,
+    "kibitzes": Msg.CLIP_KIBITZES,
+}
+_TEXT_CHAT: dict[str, Msg] = {
+    "says": Msg.TEXT_SAYS,
+    "shouts": Msg.TEXT_SHOUTS,
+    "whispers": Msg.TEXT_WHISPERS,
+    "kibitzes": Msg.TEXT_KIBITZES,
+}
+# What the opponent of a player whose match was saved reads, by the reason; any other is a dropped connection.
+_SAVED_BECAUSE: dict[str, Msg] = {
+    "left": Msg.PLAYER_LEFT,
+    "logs out": Msg.LOGS_OUT_SAVED,
+    "timed out": Msg.TIMED_OUT_SAVED,
+    "closed old connection": Msg.CLOSED_OLD_CONNECTION_SAVED,
+    "shutdown": Msg.YOUR_GAME_SAVED,
+}
 
 
 @dataclass(slots=True)
@@ -214,7 +237,9 @@ class FibsServer:
             "resume them with 'invite' when it is back."
         )
         for session in list(self.online.values()):
-            session.send(fs.clip_shouts(SYSTEM, text) if session.clip else fs.text_shouts(SYSTEM, text))
+            session.send(
+                render(Msg.CLIP_SHOUTS if session.clip else Msg.TEXT_SHOUTS, sender=SYSTEM, text=text)
+            )
         self._flush_output()
         log.info("shutdown_announced", grace=grace, online=len(self.online))
 
@@ -311,7 +336,7 @@ class FibsServer:
             try:
                 data = await asyncio.wait_for(reader.read(4096), timeout=max(0.0, wait))
             except TimeoutError:
-                session.send(fs.connection_timed_out())
+                session.send(render(Msg.CONNECTION_TIMED_OUT))
                 session.flush()
                 session.close_reason = "timed out"
                 return
@@ -323,7 +348,7 @@ class FibsServer:
                 if session.phase is Phase.CLOSED:
                     break
                 if isinstance(item, fs.OverlongLine):
-                    session.send(fs.line_too_long(self.max_line))
+                    session.send(render(Msg.LINE_TOO_LONG, limit=self.max_line))
                     continue
                 await self._line(session, item, arrived)
                 self._flush_output()
@@ -347,11 +372,11 @@ class FibsServer:
         if session.watching:
             watched = self.online.get(session.watching)
             if watched is not None:
-                self._to(watched, fs.stops_watching_you(name))
+                self._to(watched, render(Msg.STOPS_WATCHING_YOU, name=name))
         for other in self.online.values():
             if other.watching == name:
                 other.watching = None
-                self._to(other, fs.watched_logs_out(name))
+                self._to(other, render(Msg.WATCHED_LOGS_OUT, name=name))
                 self._who_update(other)
         how = "logs out" if session.close_reason == "logs out" else "drops connection"
         for other in self.online.values():
@@ -371,7 +396,7 @@ class FibsServer:
                 session.dropped_commands += 1
                 if now - session.last_slow_down >= 1.0:
                     session.last_slow_down = now
-                    session.send(fs.slow_down())
+                    session.send(render(Msg.SLOW_DOWN))
                 return
             if delay > 0:
                 self._flush_output()
@@ -457,7 +482,7 @@ class FibsServer:
         if isinstance(command, fs.Name):
             problem = fs.check_new_name(command.name)
             if problem is None and self.store.name_taken(command.name):
-                problem = fs.name_taken(command.name)
+                problem = render(Msg.NAME_TAKEN, name=command.name)
             if problem:
                 session.send(problem)
                 session.prompt(fs.PROMPT)
@@ -469,14 +494,14 @@ class FibsServer:
             session.prompt(fs.GIVE_PASSWORD)
             return
         if not isinstance(command, fs.Empty):
-            session.send(fs.guest_only_name())
+            session.send(render(Msg.GUEST_ONLY_NAME))
         session.prompt(fs.PROMPT)
 
     async def _register(self, session: Session, retyped: str) -> None:
         name, password = session.pending_name or "", session.pending_password or ""
         session.pending_password = None
         if retyped != password:
-            session.send(fs.passwords_differ())
+            session.send(render(Msg.PASSWORDS_DIFFER))
             session.phase = Phase.GUEST_PASSWORD
             session.send_raw(fs.ECHO_OFF)
             session.prompt(fs.GIVE_PASSWORD)
@@ -491,7 +516,7 @@ class FibsServer:
                 "1"  # registered at a terminal: a person, who wants a drawn board
             )
         except AccountExistsError:
-            session.send(fs.name_taken(name))
+            session.send(render(Msg.NAME_TAKEN, name=name))
             session.phase = Phase.GUEST
             session.prompt(fs.PROMPT)
             return
@@ -581,7 +606,7 @@ class FibsServer:
         await asyncio.sleep(delay)
         if session.phase is Phase.CLOSED:
             return
-        session.send(fs.login_incorrect())
+        session.send(render(Msg.LOGIN_INCORRECT))
         if session.failed_logins >= MAX_LOGIN_FAILURES:
             self._close(session, "drops connection")
             return
@@ -593,7 +618,7 @@ class FibsServer:
         name = account.name
         old = self.online.get(name)
         if old is not None and old is not session:
-            session.send(fs.already_logged_in())
+            session.send(render(Msg.ALREADY_LOGGED_IN))
             old.close_reason = "closed old connection"
             old.flush()
             self._disconnect(old)
@@ -620,9 +645,9 @@ class FibsServer:
             session.send(
                 fs.clip_welcome(name, last_login or session.login_time, last_host or session.host),
                 self._own_info(session),
-                fs.clip_motd_start(),
+                render(Msg.CLIP_MOTD_START),
                 *fs.motd(self.name),
-                fs.clip_motd_end(),
+                render(Msg.CLIP_MOTD_END),
             )
         else:
             session.send(*fs.motd(self.name))
@@ -631,17 +656,17 @@ class FibsServer:
                 session,
                 fs.clip_message(sender, when, text)
                 if clip
-                else fs.text_message(sender, _time_text(when), text),
+                else render(Msg.TEXT_MESSAGE, sender=sender, when=_time_text(when), text=text),
             )
         if clip:
-            session.send(*(self._who_line(s) for s in self._sorted_online(session)), fs.clip_who_end())
+            session.send(*(self._who_line(s) for s in self._sorted_online(session)), render(Msg.CLIP_WHO_END))
         for other in self.online.values():
             if other is session:
                 continue
             if other.toggles["notify"]:
-                self._to(other, fs.clip_login(name) if other.clip else fs.text_logs_in(name))
+                self._to(other, render(Msg.CLIP_LOGIN if other.clip else Msg.TEXT_LOGS_IN, name=name))
             if other.clip:
-                other.send(self._who_line(session), fs.clip_who_end())
+                other.send(self._who_line(session), render(Msg.CLIP_WHO_END))
         log.info("login", user=name, host=session.host, client=client or "telnet")
 
     def _close(self, session: Session, reason: str) -> None:
@@ -695,7 +720,7 @@ class FibsServer:
         line = self._who_line(session)
         for other in self.online.values():
             if other.clip:
-                other.send(line, fs.clip_who_end())
+                other.send(line, render(Msg.CLIP_WHO_END))
 
     def _sorted_online(self, viewer: Session) -> list[Session]:
         sessions = list(self.online.values())
@@ -716,22 +741,8 @@ class FibsServer:
 
     def _chat(self, session: Session, kind: str, sender: str, text: str) -> None:
         """A chat line in CLIP or telnet form: kind is says, shouts, whispers or kibitzes."""
-        if session.clip:
-            clip = {
-                "says": fs.clip_says,
-                "shouts": fs.clip_shouts,
-                "whispers": fs.clip_whispers,
-                "kibitzes": fs.clip_kibitzes,
-            }[kind]
-            session.send(clip(sender, text))
-        else:
-            plain = {
-                "says": fs.text_says,
-                "shouts": fs.text_shouts,
-                "whispers": fs.text_whispers,
-                "kibitzes": fs.text_kibitzes,
-            }[kind]
-            session.send(plain(sender, text))
+        msg = (_CLIP_CHAT if session.clip else _TEXT_CHAT)[kind]
+        session.send(render(msg, sender=sender, text=text))
 
     def _save_account(self, session: Session) -> None:
         account = session.account
@@ -755,11 +766,11 @@ class FibsServer:
         handler = self._handlers.get(type(command))
         if handler is None:
             word = command.word if isinstance(command, fs.UnknownCommand) else line.split()[0]
-            session.send(fs.unknown_command(word))
+            session.send(render(Msg.UNKNOWN_COMMAND, word=word))
         else:
             handler(self, session, command)
         if session.away is not None and not isinstance(command, fs.Back | fs.Away | fs.Empty):
-            session.send(fs.you_are_away())
+            session.send(render(Msg.YOU_ARE_AWAY))
 
     def _cmd_empty(self, session: Session, command: fs.Command) -> None:
         pass
@@ -771,7 +782,7 @@ class FibsServer:
         session.send(*fs.help_lines(command.topic))
 
     def _cmd_time(self, session: Session, command: fs.Command) -> None:
-        session.send(fs.time_line(_time_text(self.clock())))
+        session.send(render(Msg.TIME_LINE, text=_time_text(self.clock())))
 
     # who, toggles, settings
 
@@ -782,7 +793,7 @@ class FibsServer:
         if session.clip:
             session.send(*(self._who_line(s) for s in sessions))
             if command.raw:
-                session.send(fs.clip_who_end())
+                session.send(render(Msg.CLIP_WHO_END))
             return
         for s in sessions:
             account = s.account
@@ -807,7 +818,7 @@ class FibsServer:
         changed_ready = False
         for name in command.names:
             if name not in session.toggles:
-                session.send(fs.unknown_toggle(name))
+                session.send(render(Msg.UNKNOWN_TOGGLE, name=name))
                 continue
             session.toggles[name] = not session.toggles[name]
             session.send(fs.toggle_reply(name, session.toggles[name]))
@@ -822,18 +833,18 @@ class FibsServer:
             session.send(*fs.settings_list(session.settings))
             return
         if name not in session.settings:
-            session.send(fs.unknown_setting(name))
+            session.send(render(Msg.UNKNOWN_SETTING, name=name))
             return
         if value is None:
-            session.send(fs.setting_value(name, session.settings[name]))
+            session.send(render(Msg.SETTING_VALUE, name=name, value=session.settings[name]))
             return
         checked = _check_setting(name, value)
         if isinstance(checked, tuple):
-            session.send(fs.bad_setting_value(name, checked[0]))
+            session.send(render(Msg.BAD_SETTING_VALUE, name=name, allowed=checked[0]))
             return
         session.settings[name] = checked
         self._save_account(session)
-        session.send(fs.setting_set(name, checked))
+        session.send(render(Msg.SETTING_SET, name=name, value=checked))
 
     def _cmd_away(self, session: Session, command: fs.Away) -> None:
         if not command.text:
@@ -841,12 +852,12 @@ class FibsServer:
             session.send(*fs.away_list(entries))
             return
         session.away = command.text[:MAX_TEXT]
-        session.send(fs.away_set(session.away))
+        session.send(render(Msg.AWAY_SET, message=session.away))
         self._who_update(session)
 
     def _cmd_back(self, session: Session, command: fs.Command) -> None:
         session.away = None
-        session.send(fs.welcome_back())
+        session.send(render(Msg.WELCOME_BACK))
         self._who_update(session)
 
     def _cmd_gag(self, session: Session, command: fs.Gag) -> None:
@@ -862,7 +873,7 @@ class FibsServer:
         watcher = self.online.get(name)
         if on and watcher is not None and watcher.watching == me:
             watcher.watching = None
-            watcher.send(fs.bans_you(me))
+            watcher.send(render(Msg.BANS_YOU, name=me))
             self._who_update(watcher)
 
     # chat
@@ -871,28 +882,28 @@ class FibsServer:
         me = session.name or ""
         target = self.online.get(command.name)
         if target is None:
-            session.send(fs.no_one_called(command.name))
+            session.send(render(Msg.NO_ONE_CALLED, name=command.name))
             return
         if me in target.gagged:
-            session.send(fs.wont_listen(command.name))
+            session.send(render(Msg.WONT_LISTEN, name=command.name))
             return
         text = command.text[:MAX_TEXT]
         self._chat(target, "says", me, text)
         if session.clip:
-            session.send(fs.clip_you_say(target.name or "", text))
+            session.send(render(Msg.CLIP_YOU_SAY, recipient=target.name or "", text=text))
         if target.away is not None:
-            session.send(fs.player_away(command.name, target.away))
+            session.send(render(Msg.PLAYER_AWAY, name=command.name, message=target.away))
 
     def _cmd_say(self, session: Session, command: fs.Say) -> None:
         if session.table is None:
-            session.send(fs.say_outside_game())
+            session.send(render(Msg.SAY_OUTSIDE_GAME))
             return
         opponent = self.online.get(session.opponent or "")
         text = command.text[:MAX_TEXT]
         if opponent is not None and (session.name or "") not in opponent.gagged:
             self._chat(opponent, "says", session.name or "", text)
         if session.clip:
-            session.send(fs.clip_you_say(session.opponent or "", text))
+            session.send(render(Msg.CLIP_YOU_SAY, recipient=session.opponent or "", text=text))
 
     def _game_audience(self, session: Session) -> tuple[Table, list[Session], list[Session]] | None:
         """The table ``session`` plays or watches, its players' sessions and its watchers' sessions."""
@@ -909,7 +920,7 @@ class FibsServer:
     def _cmd_kibitz(self, session: Session, command: fs.Kibitz) -> None:
         audience = self._game_audience(session)
         if audience is None:
-            session.send(fs.not_watching_or_playing())
+            session.send(render(Msg.NOT_WATCHING_OR_PLAYING))
             return
         _, players, watchers = audience
         text = command.text[:MAX_TEXT]
@@ -919,13 +930,13 @@ class FibsServer:
                 self._chat(other, "kibitzes", session.name or "", text)
                 heard += 1
         if session.clip:
-            session.send(fs.clip_you_kibitz(text))
+            session.send(render(Msg.CLIP_YOU_KIBITZ, text=text))
         session.send(fs.heard_by(heard))
 
     def _cmd_whisper(self, session: Session, command: fs.Whisper) -> None:
         audience = self._game_audience(session)
         if audience is None:
-            session.send(fs.not_watching_or_playing())
+            session.send(render(Msg.NOT_WATCHING_OR_PLAYING))
             return
         _, _, watchers = audience
         text = command.text[:MAX_TEXT]
@@ -935,7 +946,7 @@ class FibsServer:
                 self._chat(other, "whispers", session.name or "", text)
                 heard += 1
         if session.clip:
-            session.send(fs.clip_you_whisper(text))
+            session.send(render(Msg.CLIP_YOU_WHISPER, text=text))
         session.send(fs.heard_by(heard))
 
     def _cmd_shout(self, session: Session, command: fs.Shout) -> None:
@@ -948,24 +959,26 @@ class FibsServer:
             ):
                 self._chat(other, "shouts", session.name or "", text)
         if session.clip:
-            session.send(fs.clip_you_shout(text))
+            session.send(render(Msg.CLIP_YOU_SHOUT, text=text))
 
     def _cmd_message(self, session: Session, command: fs.Message) -> None:
         me = session.name or ""
         if self.store.account(command.name) is None:
-            session.send(fs.no_one_called(command.name))
+            session.send(render(Msg.NO_ONE_CALLED, name=command.name))
             return
         text = command.text[:MAX_TEXT]
         now = int(self.clock())
         target = self.online.get(command.name)
         if target is not None:
             target.send(
-                fs.clip_message(me, now, text) if target.clip else fs.text_message(me, _time_text(now), text)
+                fs.clip_message(me, now, text)
+                if target.clip
+                else render(Msg.TEXT_MESSAGE, sender=me, when=_time_text(now), text=text)
             )
-            session.send(fs.clip_message_delivered(command.name))
+            session.send(render(Msg.CLIP_MESSAGE_DELIVERED, recipient=command.name))
         else:
             self.store.add_message(command.name, me, now, text)
-            session.send(fs.clip_message_saved(command.name))
+            session.send(render(Msg.CLIP_MESSAGE_SAVED, recipient=command.name))
 
     # watching
 
@@ -973,31 +986,31 @@ class FibsServer:
         me = session.name or ""
         target = self.online.get(command.name)
         if target is None:
-            session.send(fs.no_one_called(command.name))
+            session.send(render(Msg.NO_ONE_CALLED, name=command.name))
             return
         if target is session:
-            session.send(fs.cant_watch_yourself())
+            session.send(render(Msg.CANT_WATCH_YOURSELF))
             return
         if session.table is not None:
-            session.send(fs.cant_watch_while_playing())
+            session.send(render(Msg.CANT_WATCH_WHILE_PLAYING))
             return
         if me in target.blinded:
-            session.send(fs.doesnt_want_you_to_watch(command.name))
+            session.send(render(Msg.DOESNT_WANT_YOU_TO_WATCH, name=command.name))
             return
         if session.watching and session.watching != command.name:
             self._stop_watching(session, quiet=True)
         session.watching = command.name
         self._who_update(session)
-        session.send(fs.now_watching(command.name))
+        session.send(render(Msg.NOW_WATCHING, name=command.name))
         table = target.table
         if table is None:
-            session.send(fs.nothing_interesting(command.name))
+            session.send(render(Msg.NOTHING_INTERESTING, name=command.name))
         else:
             session.send(*self._board_lines(session, table, target.seat, watcher=True))
             opponent = self.online.get(target.opponent or "")
             if opponent is not None:
-                opponent.send(fs.starts_watching(me, command.name))
-        target.send(fs.is_watching_you(me))
+                opponent.send(render(Msg.STARTS_WATCHING, watcher=me, player=command.name))
+        target.send(render(Msg.IS_WATCHING_YOU, name=me))
 
     def _stop_watching(self, session: Session, quiet: bool = False) -> None:
         watched_name, session.watching = session.watching, None
@@ -1005,23 +1018,23 @@ class FibsServer:
             return
         watched = self.online.get(watched_name)
         if watched is not None:
-            watched.send(fs.stops_watching_you(session.name or ""))
+            watched.send(render(Msg.STOPS_WATCHING_YOU, name=session.name or ""))
         if not quiet:
-            session.send(fs.stop_watching(watched_name))
+            session.send(render(Msg.STOP_WATCHING, name=watched_name))
         self._who_update(session)
 
     def _cmd_unwatch(self, session: Session, command: fs.Command) -> None:
         if session.watching is None:
-            session.send(fs.not_watching())
+            session.send(render(Msg.NOT_WATCHING))
             return
         self._stop_watching(session)
 
     def _cmd_look(self, session: Session, command: fs.Look) -> None:
         target = self.online.get(command.name)
         if target is None:
-            session.send(fs.no_one_called(command.name))
+            session.send(render(Msg.NO_ONE_CALLED, name=command.name))
         elif target.table is None:
-            session.send(fs.nothing_interesting(command.name))
+            session.send(render(Msg.NOTHING_INTERESTING, name=command.name))
         else:
             session.send(*self._board_lines(session, target.table, target.seat, watcher=True))
 
@@ -1034,9 +1047,9 @@ class FibsServer:
             if target is not None and target.table is not None:
                 session.send(*self._board_lines(session, target.table, target.seat, watcher=True))
                 return
-            session.send(fs.nothing_interesting(session.watching))
+            session.send(render(Msg.NOTHING_INTERESTING, name=session.watching))
             return
-        session.send(fs.not_watching_or_playing())
+        session.send(render(Msg.NOT_WATCHING_OR_PLAYING))
 
     def _board_lines(self, viewer: Session, table: Table, seat: int, watcher: bool = False) -> list[str]:
         """The board as ``viewer`` asked for it: the CLIP line (boardstyle 3) or drawn (1 and 2)."""
@@ -1047,14 +1060,14 @@ class FibsServer:
     def _cmd_pip(self, session: Session, command: fs.Command) -> None:
         table = session.table
         if table is None:
-            session.send(fs.not_playing())
+            session.send(render(Msg.NOT_PLAYING))
             return
         opponent = self.online.get(session.opponent or "")
         if opponent is not None and not opponent.toggles["allowpip"]:
-            session.send(fs.pip_not_allowed(opponent.name or ""))
+            session.send(render(Msg.PIP_NOT_ALLOWED, name=opponent.name or ""))
             return
         mine, theirs = table.pips(session.seat)
-        session.send(fs.pip_count(mine, theirs, session.opponent or ""))
+        session.send(render(Msg.PIP_COUNT, mine=mine, theirs=theirs, opponent=session.opponent or ""))
 
     # saved matches and history
 
@@ -1063,9 +1076,9 @@ class FibsServer:
         if command.topic == "saved":
             rows = self.store.saved_matches(me)
             if not rows:
-                session.send(fs.no_saved_games())
+                session.send(render(Msg.NO_SAVED_GAMES))
                 return
-            session.send(fs.saved_header())
+            session.send(render(Msg.SAVED_HEADER))
             for row in rows:
                 seat = 0 if row.player0 == me else 1
                 opponent = row.player1 if seat == 0 else row.player0
@@ -1086,9 +1099,9 @@ class FibsServer:
         elif command.topic == "games":
             tables = sorted(self.tables.values(), key=lambda t: t.id)
             if not tables:
-                session.send(fs.no_games())
+                session.send(render(Msg.NO_GAMES))
                 return
-            session.send(fs.games_header())
+            session.send(render(Msg.GAMES_HEADER))
             for table in tables:
                 session.send(fs.games_row(table.names[0], table.names[1], table.length, table.state.score))
         elif command.topic == "watchers":
@@ -1107,7 +1120,7 @@ class FibsServer:
                 if target is not None and target.table is not None:
                     recent.append(target.table)
             if not recent:
-                session.send(fs.no_oldmoves(me))
+                session.send(render(Msg.NO_OLDMOVES, name=me))
                 return
             table = recent[-1]
             session.send(*table.oldmoves())
@@ -1119,14 +1132,14 @@ class FibsServer:
             return
         row = self.store.last_finished_between(me, other)
         if row is None:
-            session.send(fs.no_oldmoves(other))
+            session.send(render(Msg.NO_OLDMOVES, name=other))
             return
         try:
             record = record_from_json(row.data["record"])
             colours = [int(c) for c in row.data.get("colours", [])]
             session.send(*oldmoves_text(record, len(record.games) - 1, colours[-1] if colours else 1))
         except (KeyError, ValueError, IndexError):
-            session.send(fs.no_oldmoves(other))
+            session.send(render(Msg.NO_OLDMOVES, name=other))
 
     # invitations
 
@@ -1135,58 +1148,58 @@ class FibsServer:
         name, length = command.name, command.length
         target = self.online.get(name)
         if target is None:
-            session.send(fs.no_one_called(name))
+            session.send(render(Msg.NO_ONE_CALLED, name=name))
             return
         if target is session:
-            session.send(fs.cannot_invite_yourself())
+            session.send(render(Msg.CANNOT_INVITE_YOURSELF))
             return
         if session.table is not None:
-            session.send(fs.you_are_already_playing())
+            session.send(render(Msg.YOU_ARE_ALREADY_PLAYING))
             return
         saved = self.store.saved_match_between(me, name)
         if length is None and saved is None:
-            session.send(fs.no_saved_match(name))
+            session.send(render(Msg.NO_SAVED_MATCH, name=name))
             return
         if not target.toggles["ready"]:
-            session.send(fs.refusing_games(name))
+            session.send(render(Msg.REFUSING_GAMES, name=name))
             return
         if target.table is not None:
-            session.send(fs.already_playing_with_someone_else(name))
+            session.send(render(Msg.ALREADY_PLAYING_WITH_SOMEONE_ELSE, name=name))
             return
         if length is not None and saved is None and self.store.saved_count(me) >= MAX_SAVED:
-            session.send(fs.too_many_saved(MAX_SAVED))
+            session.send(render(Msg.TOO_MANY_SAVED, limit=MAX_SAVED))
             return
         session.invitation = (name, length)
         session.send(fs.you_invited(name, length))
         if not session.toggles["ready"]:
             session.toggles["ready"] = True  # any invite turns ready on; FIBS shows only the CLIP 5 line
             self._who_update(session)
-        target.send(fs.invitation(me, length), fs.join_hint(me))
+        target.send(fs.invitation(me, length), render(Msg.JOIN_HINT, inviter=me))
         if length is not None and saved is not None:
             target.send(fs.saved_match_warning(saved.length))
         if target.away is not None:
-            session.send(fs.player_away(name, target.away))
+            session.send(render(Msg.PLAYER_AWAY, name=name, message=target.away))
 
     def _cmd_join(self, session: Session, command: fs.Join) -> None:
         if command.name is None:
             if session.table is not None:
                 self._table_action(session, lambda t, seat: t.join_next(seat))
             else:
-                session.send(fs.join_who())
+                session.send(render(Msg.JOIN_WHO))
             return
         me, name = session.name or "", command.name
         if session.table is not None:
-            session.send(fs.cannot_play_two_games())
+            session.send(render(Msg.CANNOT_PLAY_TWO_GAMES))
             return
         inviter = self.online.get(name)
         if inviter is None:
-            session.send(fs.cant_find_player(name))
+            session.send(render(Msg.CANT_FIND_PLAYER, name=name))
             return
         if inviter.invitation is None or inviter.invitation[0] != me:
-            session.send(fs.didnt_invite_you(name))
+            session.send(render(Msg.DIDNT_INVITE_YOU, name=name))
             return
         if inviter.table is not None:
-            session.send(fs.join_busy(name))
+            session.send(render(Msg.JOIN_BUSY, name=name))
             return
         length = inviter.invitation[1]
         inviter.invitation = None
@@ -1224,7 +1237,7 @@ class FibsServer:
     def _resume(self, inviter: Session, joiner: Session, saved: SavedRow | None) -> None:
         me, name = joiner.name or "", inviter.name or ""
         if saved is None:
-            joiner.send(fs.saved_match_corrupt())
+            joiner.send(render(Msg.SAVED_MATCH_CORRUPT))
             return
         try:
             table = Table.from_json(
@@ -1236,21 +1249,21 @@ class FibsServer:
         except SavedMatchError as exc:
             log.warning("saved_match_corrupt", match=saved.id, players=[name, me], error=str(exc))
             for s in (joiner, inviter):
-                s.send(fs.saved_match_corrupt())
+                s.send(render(Msg.SAVED_MATCH_CORRUPT))
             return
         for s in (inviter, joiner):
             self._seat(s, table, table.seat_of(s.name or "") or 0)
-        joiner.send(fs.you_resumed(name))
-        inviter.send(fs.opponent_resumed(me))
+        joiner.send(render(Msg.YOU_RESUMED, opponent=name))
+        inviter.send(render(Msg.OPPONENT_RESUMED, joiner=me))
         self._who_update(joiner)
         self._who_update(inviter)
         self._report(fs.match_resume_report(name, me, table.length), exclude=(joiner, inviter))
         state = table.state
         synopsis = (
-            fs.resume_turn(table.names[state.on_roll]),
+            render(Msg.RESUME_TURN, name=table.names[state.on_roll]),
             fs.resume_length(table.length),
-            fs.resume_points(table.names[0], state.score[0]),
-            fs.resume_points(table.names[1], state.score[1]),
+            render(Msg.RESUME_POINTS, name=table.names[0], points=state.score[0]),
+            render(Msg.RESUME_POINTS, name=table.names[1], points=state.score[1]),
         )
         for s in (inviter, joiner):
             s.send(*synopsis)
@@ -1282,7 +1295,7 @@ class FibsServer:
     def _table_action(self, session: Session, action: Callable[[Table, int], None]) -> None:
         table = session.table
         if table is None:
-            session.send(fs.not_playing())
+            session.send(render(Msg.NOT_PLAYING))
             return
         try:
             action(table, session.seat)
@@ -1321,7 +1334,7 @@ class FibsServer:
 
     def _cmd_leave(self, session: Session, command: fs.Command) -> None:
         if session.table is None:
-            session.send(fs.not_playing())
+            session.send(render(Msg.NOT_PLAYING))
             return
         self._leave(session, "left")
 
@@ -1380,20 +1393,13 @@ class FibsServer:
         self._persist(table)
         self._unseat(table)
         if reason == "left":
-            session.send(fs.you_terminated())
+            session.send(render(Msg.YOU_TERMINATED))
         elif reason == "shutdown":
-            session.send(fs.your_game_saved(opponent))
+            session.send(render(Msg.YOUR_GAME_SAVED, name=opponent))
         if other is not None:
-            line = {
-                "left": fs.player_left,
-                "logs out": fs.logs_out_saved,
-                "timed out": fs.timed_out_saved,
-                "closed old connection": fs.closed_old_connection_saved,
-                "shutdown": lambda n: fs.your_game_saved(n),
-            }.get(reason, fs.drops_connection_saved)(me)
-            other.send(line)
+            other.send(render(_SAVED_BECAUSE.get(reason, Msg.DROPS_CONNECTION_SAVED), name=me))
         self._report(
-            fs.left_game_report(me, opponent),
+            render(Msg.LEFT_GAME_REPORT, name=me, opponent=opponent),
             exclude=(session, other) if other else (session,),
         )
         for s in (session, other):
@@ -1440,12 +1446,12 @@ class FibsServer:
             if change is not None and s.toggles["ratings"]:
                 s.send(*fs.rating_calculation(change))
             if seat == winner:
-                s.send(fs.you_win_match(table.length, ws, ls))
+                s.send(render(Msg.YOU_WIN_MATCH, length=table.length, score=ws, other=ls))
             else:
-                s.send(fs.wins_match(names[winner], table.length, ws, ls))
+                s.send(render(Msg.WINS_MATCH, name=names[winner], length=table.length, score=ws, other=ls))
         for s in self.online.values():
             if s.table is None and s.watching in names:
-                s.send(fs.wins_match(names[winner], table.length, ws, ls))
+                s.send(render(Msg.WINS_MATCH, name=names[winner], length=table.length, score=ws, other=ls))
         self._report(
             fs.match_report(names[winner], names[loser], table.length, ws, ls),
             exclude=[s for s in sessions if s is not None],

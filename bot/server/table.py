@@ -29,6 +29,7 @@ from engine.position import BAR
 from engine.record import Action, ActionKind, GameRecord, MatchRecord, RecordBuilder, RecordError
 from protocols.fibs import server as fs
 from protocols.fibs.board import FibsBoard, Side
+from protocols.fibs.server import Msg, render
 
 Prefs = Callable[[int, str], bool]
 Out = tuple[int, str | None]
@@ -197,42 +198,60 @@ class Table:
     def start_game(self) -> None:
         """Start the next game: colours (random, then alternating), the opening roll, the first board."""
         if self.in_game:
-            raise TableRefusal(fs.cannot_play_two_games())
+            raise TableRefusal(render(Msg.CANNOT_PLAY_TWO_GAMES))
         if self.finished:
-            raise TableRefusal(fs.not_playing())
+            raise TableRefusal(render(Msg.NOT_PLAYING))
         colour0 = self.rng.choice((1, -1)) if not self.colours else -self.colours[-1]
         names = self.names
         for seat in (0, 1):
-            self._say(seat, fs.starting_new_game(names[1 - seat]))
-            self._watch(seat, fs.starting_new_game(names[1 - seat]))
+            self._say(seat, render(Msg.STARTING_NEW_GAME, opponent=names[1 - seat]))
+            self._watch(seat, render(Msg.STARTING_NEW_GAME, opponent=names[1 - seat]))
         while True:
             d0, d1 = self.dice.roll()  # one die each: (seat 0, seat 1)
             dice = (d0, d1)
             for seat in (0, 1):
                 mine, theirs = dice[seat], dice[1 - seat]
-                self._say(seat, fs.opening_roll("You", mine, names[1 - seat], theirs))
-                self._watch(seat, fs.opening_roll(names[seat], mine, names[1 - seat], theirs))
+                self._say(
+                    seat,
+                    render(
+                        Msg.OPENING_ROLL,
+                        first="You",
+                        first_die=mine,
+                        second=names[1 - seat],
+                        second_die=theirs,
+                    ),
+                )
+                self._watch(
+                    seat,
+                    render(
+                        Msg.OPENING_ROLL,
+                        first=names[seat],
+                        first_die=mine,
+                        second=names[1 - seat],
+                        second_die=theirs,
+                    ),
+                )
             if d0 != d1:
                 break
         self.joined.clear()
         self.colours.append(colour0)
         self.builder.start_game((d0, d1))
         first = self.state.on_roll
-        self._say(first, fs.your_turn_to_move(), None)
-        self._say(1 - first, fs.makes_first_move(names[first]), None)
-        self._all_watchers(fs.makes_first_move(names[first]), None)
+        self._say(first, render(Msg.YOUR_TURN_TO_MOVE), None)
+        self._say(1 - first, render(Msg.MAKES_FIRST_MOVE, name=names[first]), None)
+        self._all_watchers(render(Msg.MAKES_FIRST_MOVE, name=names[first]), None)
 
     def join_next(self, seat: int) -> None:
         """``join`` between games: the game starts when both have joined."""
         if self.in_game:
-            raise TableRefusal(fs.cannot_play_two_games())
+            raise TableRefusal(render(Msg.CANNOT_PLAY_TWO_GAMES))
         if self.finished:
-            raise TableRefusal(fs.not_playing())
+            raise TableRefusal(render(Msg.NOT_PLAYING))
         self.joined.add(seat)
         if len(self.joined) == 2:
             self.start_game()
         else:
-            self._say(seat, fs.wait_for_join(self.names[1 - seat]))
+            self._say(seat, render(Msg.WAIT_FOR_JOIN, name=self.names[1 - seat]))
 
     def resume(self) -> None:
         """After a saved match was loaded: start the next game, or put the player to act back to work."""
@@ -247,7 +266,7 @@ class Table:
             doubler = state.on_roll
             self._say(state.turn, fs.doubles(self.names[doubler], self._may_redouble(state.turn)))
         elif state.resigned:
-            self._say(state.turn, fs.wanted_to_resign(self.names[1 - state.turn]))
+            self._say(state.turn, render(Msg.WANTED_TO_RESIGN, name=self.names[1 - state.turn]))
         elif state.dice[0]:
             self._say(state.on_roll, fs.please_move(self._steps_needed()))
         else:
@@ -260,7 +279,7 @@ class Table:
         state = self.state
         seat = state.on_roll
         if state.may_double(seat) and self.prefs(seat, "double"):
-            self._say(seat, fs.roll_or_double())
+            self._say(seat, render(Msg.ROLL_OR_DOUBLE))
         else:
             self._roll(seat)
 
@@ -268,22 +287,22 @@ class Table:
         d1, d2 = self.dice.roll()
         self.builder.add_roll(seat, (d1, d2))
         name = self.names[seat]
-        self._say(seat, fs.you_roll(d1, d2))
+        self._say(seat, render(Msg.YOU_ROLL, d1=d1, d2=d2))
         if self.prefs(seat, "moreboards") or self.prefs(seat, "autoboard"):
             self._say(seat, None)
-        self._say(1 - seat, fs.rolls(name, d1, d2))
-        self._all_watchers(fs.rolls(name, d1, d2))
+        self._say(1 - seat, render(Msg.ROLLS, name=name, d1=d1, d2=d2))
+        self._all_watchers(render(Msg.ROLLS, name=name, d1=d1, d2=d2))
         plays = legal_plays(self.state.position, (d1, d2))
         if len(plays) == 1 and not plays[0].move:
-            self._say(seat, fs.you_cant_move())
-            self._say(1 - seat, fs.cant_move(name))
-            self._all_watchers(fs.cant_move(name))
+            self._say(seat, render(Msg.YOU_CANT_MOVE))
+            self._say(1 - seat, render(Msg.CANT_MOVE, name=name))
+            self._all_watchers(render(Msg.CANT_MOVE, name=name))
             self.builder.add_move(seat, Move())
             self._after_move(seat)
             return
         if len(plays) == 1 and self.prefs(seat, "automove"):
             text = notation.format_fibs(plays[0].move, self.direction(seat))
-            self._say(seat, fs.only_possible_move(text))
+            self._say(seat, render(Msg.ONLY_POSSIBLE_MOVE, text=text))
             self._play(seat, plays[0].move, text)
             return
         self._say(seat, fs.please_move(len(plays[0].move)))
@@ -296,28 +315,28 @@ class Table:
         state = self._require_game(seat)
         self._require_nothing_pending(seat)
         if state.on_roll != seat:
-            raise TableRefusal(fs.not_your_turn_to_roll())
+            raise TableRefusal(render(Msg.NOT_YOUR_TURN_TO_ROLL))
         if state.dice[0]:
-            raise TableRefusal(fs.already_rolled())
+            raise TableRefusal(render(Msg.ALREADY_ROLLED))
         self._roll(seat)
 
     def move(self, seat: int, text: str) -> None:
         state = self._require_game(seat)
         self._require_nothing_pending(seat)
         if state.on_roll != seat:
-            raise TableRefusal(fs.not_your_turn_to_move())
+            raise TableRefusal(render(Msg.NOT_YOUR_TURN_TO_MOVE))
         if not state.dice[0]:
-            raise TableRefusal(fs.roll_before_moving())
+            raise TableRefusal(render(Msg.ROLL_BEFORE_MOVING))
         direction = self.direction(seat)
         try:
             written = notation.parse_fibs(text, direction)
         except IllegalMoveError:
-            raise TableRefusal(fs.move_syntax(text.strip()[:60])) from None
+            raise TableRefusal(render(Msg.MOVE_SYNTAX, text=text.strip()[:60])) from None
         needed = self._steps_needed()
         if len(written) < needed:
-            raise TableRefusal(fs.must_give_moves(needed))
+            raise TableRefusal(render(Msg.MUST_GIVE_MOVES, count=needed))
         if len(written) > needed:
-            raise TableRefusal(fs.too_many_moves(needed))
+            raise TableRefusal(render(Msg.TOO_MANY_MOVES, count=needed))
         try:
             play = notation.parse_fibs_move_to_play(text, state.position, state.dice, direction)
         except IllegalMoveError:
@@ -328,9 +347,9 @@ class Table:
         self.builder.add_move(seat, move)
         name = self.names[seat]
         self._board_if(seat)
-        self._say(1 - seat, fs.moves(name, text))
+        self._say(1 - seat, render(Msg.MOVES, name=name, text=text))
         self._board_if(1 - seat)
-        self._all_watchers(fs.moves(name, text), None)
+        self._all_watchers(render(Msg.MOVES, name=name, text=text), None)
         self._after_move(seat)
 
     def _after_move(self, seat: int) -> None:
@@ -347,23 +366,23 @@ class Table:
         self._require_nothing_pending(seat)
         if state.on_roll != seat:
             if state.dice[0]:
-                raise TableRefusal(fs.wait_until_moved(self.names[other]))
-            raise TableRefusal(fs.not_your_turn_to_double())
+                raise TableRefusal(render(Msg.WAIT_UNTIL_MOVED, name=self.names[other]))
+            raise TableRefusal(render(Msg.NOT_YOUR_TURN_TO_DOUBLE))
         if state.crawford:
-            raise TableRefusal(fs.crawford_no_double())
+            raise TableRefusal(render(Msg.CRAWFORD_NO_DOUBLE))
         if state.dice[0]:
-            raise TableRefusal(fs.double_before_roll())
+            raise TableRefusal(render(Msg.DOUBLE_BEFORE_ROLL))
         if state.cube_owner == other:
-            raise TableRefusal(fs.opponent_owns_cube())
+            raise TableRefusal(render(Msg.OPPONENT_OWNS_CUBE))
         if state.cube >= MAX_CUBE:
-            raise TableRefusal(fs.cube_at_maximum(state.cube))
+            raise TableRefusal(render(Msg.CUBE_AT_MAXIMUM, value=state.cube))
         if not state.may_double(seat):
-            raise TableRefusal(fs.cube_dead())
+            raise TableRefusal(render(Msg.CUBE_DEAD))
         self.builder.add_double(seat)
         name = self.names[seat]
-        self._say(seat, fs.you_double(self.names[other]))
+        self._say(seat, render(Msg.YOU_DOUBLE, opponent=self.names[other]))
         self._say(other, fs.doubles(name, self._may_redouble(other)))
-        self._all_watchers(fs.doubles_watcher(name))
+        self._all_watchers(render(Msg.DOUBLES_WATCHER, name=name))
 
     def _may_redouble(self, seat: int) -> bool:
         state = self.state
@@ -378,22 +397,24 @@ class Table:
     def redouble(self, seat: int) -> None:
         state = self._require_game(seat)
         if self.length != 0:
-            raise TableRefusal(fs.redouble_unlimited_only())
+            raise TableRefusal(render(Msg.REDOUBLE_UNLIMITED_ONLY))
         if not (state.doubled and state.turn == seat):
-            raise TableRefusal(fs.no_redoubles_left() if state.doubled else fs.not_your_turn_to_double())
+            raise TableRefusal(
+                render(Msg.NO_REDOUBLES_LEFT if state.doubled else Msg.NOT_YOUR_TURN_TO_DOUBLE)
+            )
         if not self._may_redouble(seat) or state.cube * 4 > MAX_CUBE:
-            raise TableRefusal(fs.no_redoubles_left())
+            raise TableRefusal(render(Msg.NO_REDOUBLES_LEFT))
         self.builder.add_beaver(seat)
         cube = self.state.cube  # the cube taken; the doubler is now offered twice that
         other = 1 - seat
-        self._say(seat, fs.you_accept_and_redouble(cube))
-        self._say(other, fs.redoubles(self.names[seat], cube * 2))
-        self._all_watchers(fs.doubles_watcher(self.names[seat]))
+        self._say(seat, render(Msg.YOU_ACCEPT_AND_REDOUBLE, cube=cube))
+        self._say(other, render(Msg.REDOUBLES, name=self.names[seat], cube=cube * 2))
+        self._all_watchers(render(Msg.DOUBLES_WATCHER, name=self.names[seat]))
 
     def accept(self, seat: int) -> None:
         state = self._require_game(seat)
         if state.turn != seat or not (state.doubled or state.resigned):
-            raise TableRefusal(fs.nothing_to_accept())
+            raise TableRefusal(render(Msg.NOTHING_TO_ACCEPT))
         other, name = 1 - seat, self.names[seat]
         if state.resigned:
             self.builder.add_accept(seat)
@@ -407,24 +428,24 @@ class Table:
         self.builder.add_take(seat)
         cube = self.state.cube
         if redoubled:
-            self._say(seat, fs.you_accept_redouble(cube))
-            self._say(other, fs.accepts_redouble(name, cube))
+            self._say(seat, render(Msg.YOU_ACCEPT_REDOUBLE, cube=cube))
+            self._say(other, render(Msg.ACCEPTS_REDOUBLE, name=name, cube=cube))
         else:
-            self._say(seat, fs.you_accept_double(cube))
-            self._say(other, fs.accepts_double(name, cube))
-        self._all_watchers(fs.accepts_double_watcher(name))
+            self._say(seat, render(Msg.YOU_ACCEPT_DOUBLE, cube=cube))
+            self._say(other, render(Msg.ACCEPTS_DOUBLE, name=name, cube=cube))
+        self._all_watchers(render(Msg.ACCEPTS_DOUBLE_WATCHER, name=name))
         self._begin_turn()
 
     def reject(self, seat: int) -> None:
         state = self._require_game(seat)
         if state.turn != seat or not (state.doubled or state.resigned):
-            raise TableRefusal(fs.nothing_to_reject())
+            raise TableRefusal(render(Msg.NOTHING_TO_REJECT))
         other, name = 1 - seat, self.names[seat]
         if state.resigned:
             self.builder.add_reject(seat)
-            self._say(seat, fs.you_reject_resign())
-            self._say(other, fs.rejects_resign(name))
-            self._all_watchers(fs.rejects_resign(name))
+            self._say(seat, render(Msg.YOU_REJECT_RESIGN))
+            self._say(other, render(Msg.REJECTS_RESIGN, name=name))
+            self._all_watchers(render(Msg.REJECTS_RESIGN, name=name))
             # FIBS often sends no board here, so clients ask for one; this server sends it.
             for s in (0, 1):
                 self._board_if(s)
@@ -446,17 +467,17 @@ class Table:
         state = self._require_game(seat)
         other = 1 - seat
         if state.doubled:
-            raise TableRefusal(fs.resign_refused("the double must be answered first"))
+            raise TableRefusal(render(Msg.RESIGN_REFUSED, reason="the double must be answered first"))
         if state.resigned:
             if state.turn == seat:
-                raise TableRefusal(fs.wanted_to_resign(self.names[other]))
-            raise TableRefusal(fs.resign_refused(f"wait for {self.names[other]} to answer"))
+                raise TableRefusal(render(Msg.WANTED_TO_RESIGN, name=self.names[other]))
+            raise TableRefusal(render(Msg.RESIGN_REFUSED, reason=f"wait for {self.names[other]} to answer"))
         if level <= state.resignation_declined:
-            raise TableRefusal(fs.resign_refused("that offer was just rejected; offer more"))
+            raise TableRefusal(render(Msg.RESIGN_REFUSED, reason="that offer was just rejected; offer more"))
         try:
             self.builder.add_resign(seat, level)
         except RecordError as exc:
-            raise TableRefusal(fs.resign_refused(str(exc))) from None
+            raise TableRefusal(render(Msg.RESIGN_REFUSED, reason=str(exc))) from None
         points = self.state.result_points(level)
         name = self.names[seat]
         self._say(seat, fs.you_want_to_resign(self.names[other], points))
@@ -482,14 +503,14 @@ class Table:
             line = fs.match_score(
                 self.length, names[seat], state.score[seat], names[1 - seat], state.score[1 - seat]
             )
-            self._say(seat, line, fs.join_next_game())
+            self._say(seat, line, render(Msg.JOIN_NEXT_GAME))
             self._watch(seat, line)
 
     # -- checks ---------------------------------------------------------------------------------------------
 
     def _require_game(self, seat: int) -> MatchState:
         if not self.in_game:
-            raise TableRefusal(fs.not_playing())
+            raise TableRefusal(render(Msg.NOT_PLAYING))
         return self.state
 
     def _require_nothing_pending(self, seat: int) -> None:
@@ -499,9 +520,9 @@ class Table:
                 raise TableRefusal(
                     fs.doubles(self.names[state.on_roll])
                     if state.doubled
-                    else fs.wanted_to_resign(self.names[1 - seat])
+                    else render(Msg.WANTED_TO_RESIGN, name=self.names[1 - seat])
                 )
-            raise TableRefusal(fs.wait_for_answer(self.names[state.turn]))
+            raise TableRefusal(render(Msg.WAIT_FOR_ANSWER, name=self.names[state.turn]))
 
     # -- oldmoves -------------------------------------------------------------------------------------------
 

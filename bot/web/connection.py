@@ -30,6 +30,7 @@ from engine.notation import format_fibs
 from protocols.fibs import events as ev
 from protocols.fibs import server as fs
 from protocols.fibs.client import CLIP_VERSION, FibsClientProtocol
+from protocols.fibs.server import Msg, render
 from protocols.web import messages as wm
 
 log = logging.getLogger("gammond.web")
@@ -413,7 +414,7 @@ class WebConnection:
         server = self.hub.server
         problem = fs.check_new_name(name)
         if problem is None and server.store.name_taken(name):
-            problem = fs.name_taken(name)
+            problem = render(Msg.NAME_TAKEN, name=name)
         if problem is not None:
             self.send(wm.Error("refused", problem.lstrip("* "), "register"))
             return

@@ -3,12 +3,14 @@
 The mirror of ``protocols.fibs.client``. ``ServerLineReader`` turns received bytes into command lines
 (telnet IAC sequences dropped, CR LF / LF / CR NUL line ends, a bound on the line length);
 ``parse_command`` reads one line into a typed ``Command`` (FIBS abbreviations accepted, see ``COMMANDS``);
-one renderer per server message returns its text without the line end (``line_bytes`` adds CR LF).
+every server message is text without the line end (``line_bytes`` adds CR LF): ``render(Msg.X, **fields)``
+for the messages of one wording, whose templates make up the ``Msg`` table, and a function for each message
+whose wording depends on its arguments (plurals, unlimited matches, CLIP fields, multi-line texts).
 
 Wording: word for word from ../shared/reference/fibs-protocol.md sections 1.2-1.6 (SPEC first, then the real
 fibs.com 2020 log, then the BaldLies transcripts) wherever a line is documented. Lines the reference does not
 give (a few refusals, the toggle confirmations beyond the three documented, registration errors) use FIBS's
-``** ...`` shape in our own words; their renderers say so.
+``** ...`` shape in our own words; their table entries or functions say so.
 
 Lengths are ints with 0 for an unlimited match, as in ``engine.match.MatchState``. Names are FIBS user names;
 the client's own user is "You" in the lines that address it.
@@ -19,6 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum, unique
+from string import Formatter
 from typing import Final
 
 from engine.position import BAR
@@ -601,6 +605,228 @@ def check_new_name(name: str) -> str | None:
     return None
 
 
+# -- the message table --------------------------------------------------------------------------------------
+# Every message whose text is one wording with arguments dropped in is a ``Msg`` template, filled in by
+# ``render``; the messages that choose between wordings (plurals, unlimited matches, who is "You"), loop or
+# format CLIP fields stay functions, in the sections after the table. A comment gives a line's provenance
+# where it is not the reference's.
+
+
+class MessageFieldsError(ServerCodecError):
+    """``render`` was given other fields than the template has: a caller's bug, never the client's."""
+
+    def __init__(self, msg: Msg, missing: Iterable[str], unexpected: Iterable[str]) -> None:
+        self.msg = msg
+        self.missing = tuple(sorted(missing))
+        self.unexpected = tuple(sorted(unexpected))
+        super().__init__(
+            f"Msg.{msg.name}: missing fields {self.missing}, unexpected fields {self.unexpected}"
+        )
+
+
+@unique  # two messages with the same wording would silently be one member
+class Msg(StrEnum):
+    """A server message of one wording: the value is its ``str.format`` template, named fields only."""
+
+    # the login phase
+    NAME_TAKEN = "** Please use another name. '{name}' is already used by someone else."  # own wording
+    PASSWORDS_DIFFER = "** The two passwords were not identical. Please give them again."  # own wording
+    GUEST_ONLY_NAME = "** You are a guest. Please register with 'name username' or type 'bye'."  # own wording
+    # JIBS's line; FIBS itself only sends ``login: `` again (the server sends both)
+    LOGIN_INCORRECT = "Login incorrect."
+    ALREADY_LOGGED_IN = "** Warning: You are already logged in."
+    CONNECTION_TIMED_OUT = "Connection timed out."
+
+    # CLIP (1, 2, 5 and 9 format their fields: functions below)
+    CLIP_MOTD_START = "3"
+    CLIP_MOTD_END = "4"
+    CLIP_WHO_END = "6"
+    CLIP_LOGIN = "7 {name} {name} logs in."
+    CLIP_MESSAGE_DELIVERED = "10 {recipient}"
+    CLIP_MESSAGE_SAVED = "11 {recipient}"
+    CLIP_SAYS = "12 {sender} {text}"  # ``tell`` or ``say`` to you
+    CLIP_SHOUTS = "13 {sender} {text}"
+    CLIP_WHISPERS = "14 {sender} {text}"
+    CLIP_KIBITZES = "15 {sender} {text}"
+    CLIP_YOU_SAY = "16 {recipient} {text}"  # the echo of ``tell`` (and of ``say``, naming the opponent)
+    CLIP_YOU_SHOUT = "17 {text}"
+    CLIP_YOU_WHISPER = "18 {text}"
+    CLIP_YOU_KIBITZ = "19 {text}"
+    # Telnet-mode (non-CLIP) forms of the chat lines, for people on a plain terminal: own wording after FIBS.
+    TEXT_SAYS = "{sender} tells you: {text}"
+    TEXT_SHOUTS = "{sender} shouts: {text}"
+    TEXT_WHISPERS = "{sender} whispers: {text}"
+    TEXT_KIBITZES = "{sender} kibitzes: {text}"
+    TEXT_MESSAGE = "Message from {sender} at {when}: {text}"
+    TEXT_LOGS_IN = "{name} logs in."
+
+    # chat and its refusals
+    NO_ONE_CALLED = "** There is no one called {name}"
+    WONT_LISTEN = "** {name} won't listen to you."
+    SAY_OUTSIDE_GAME = "** 'say' can't be used outside a game"
+    NOT_WATCHING_OR_PLAYING = "** You're not watching or playing."
+    PLAYER_AWAY = "{name} is away: {message}"
+    UNKNOWN_COMMAND = "** Unknown command: '{word}'"
+    YOU_ARE_AWAY = "You're away. Please type 'back'"
+    AWAY_SET = "You're away now: {message}"  # own wording: confirms ``away``
+    WELCOME_BACK = "Welcome back."
+
+    # invitations and joining
+    JOIN_HINT = "Type 'join {inviter}' to accept."
+    NO_SAVED_MATCH = "** There's no saved match with {name}. Please give a match length."
+    REFUSING_GAMES = "** {name} is refusing games."
+    ALREADY_PLAYING_WITH_SOMEONE_ELSE = "** {name} is already playing with someone else."
+    YOU_ARE_ALREADY_PLAYING = "** You are already playing."
+    CANNOT_INVITE_YOURSELF = "** You can't invite yourself."  # own wording
+    YOU_RESUMED = "You are now playing with {opponent}. Your running match was loaded."
+    OPPONENT_RESUMED = "{joiner} has joined you. Your running match was loaded."
+    DIDNT_INVITE_YOU = "** {name} didn't invite you."
+    JOIN_WHO = "** Error: Join who?"
+    CANT_FIND_PLAYER = (
+        "** Error: can't find player {name}"  # GIBBON-T's line for ``join`` naming nobody online
+    )
+    JOIN_BUSY = "** Error: {name} is already playing with someone else."
+    SAVED_MATCH_CORRUPT = "** ERROR: Saved match is corrupt. Please start another one."
+    CANNOT_PLAY_TWO_GAMES = "** You can't play two games at once"
+    # own wording, after BaldLies's MOTD
+    TOO_MANY_SAVED = (
+        "** You have {limit} or more unfinished games; finish one of them before starting a new one."
+    )
+    RESUME_TURN = "turn: {name}."
+    RESUME_POINTS = "points for user {name}: {points}"
+
+    # a game
+    STARTING_NEW_GAME = "Starting a new game with {opponent}."
+    OPENING_ROLL = "{first} rolled {first_die}, {second} rolled {second_die}"  # a watcher sees two names
+    YOUR_TURN_TO_MOVE = "It's your turn to move."
+    MAKES_FIRST_MOVE = "{name} makes the first move."
+    ROLL_OR_DOUBLE = "It's your turn. Please roll or double"
+    CUBE_NOW = "The number on the doubling cube is now {value}"
+    YOU_ROLL = "You roll {d1} and {d2}."
+    ROLLS = "{name} rolls {d1} and {d2}."
+    YOU_CANT_MOVE = "You can't move."
+    CANT_MOVE = "{name} can't move."
+    ONLY_POSSIBLE_MOVE = "The only possible move is {text} ."
+    MOVES = "{name} moves {text} ."  # FIBS's trailing space and period
+    # roll and move refusals
+    NOT_YOUR_TURN_TO_MOVE = "** It's not your turn to move."
+    ROLL_BEFORE_MOVING = "** You have to roll the dice before moving."
+    MUST_GIVE_MOVES = "** You must give {count} moves."
+    TOO_MANY_MOVES = "** Please don't give more than {count} moves."
+    # own wording: a move that does not read as steps
+    MOVE_SYNTAX = "** Can't understand the move '{text}'. Give it as from-to pairs, e.g. 'move 13-8 24-23'."
+    ALREADY_ROLLED = "** You did already roll the dice."
+    NOT_YOUR_TURN_TO_ROLL = "** It's not your turn to roll the dice."  # own wording
+    NOT_PLAYING = "** You're not playing."  # own wording, after FIBS
+    # own wording: an action while the opponent must answer a double or resignation
+    WAIT_FOR_ANSWER = "** Please wait for {name} to answer."
+
+    # the cube
+    YOU_DOUBLE = "You double. Please wait for {opponent} to accept or reject."
+    DOUBLES_WATCHER = "{name} doubles."
+    REDOUBLES = "{name} redoubles to {cube}. Type 'accept', 'reject' or 'redouble'."
+    YOU_ACCEPT_AND_REDOUBLE = "You accept the double to {cube} and redouble."
+    YOU_ACCEPT_DOUBLE = "You accept the double. The cube shows {cube}."
+    ACCEPTS_DOUBLE = "{name} accepts the double. The cube shows {cube}."
+    YOU_ACCEPT_REDOUBLE = "You accept the redouble. The cube shows {cube}."
+    ACCEPTS_REDOUBLE = "{name} accepts the redouble. The cube shows {cube}."
+    ACCEPTS_DOUBLE_WATCHER = "{name} accepts the double."
+    DOUBLE_BEFORE_ROLL = "** You can only double before you roll the dice."
+    NOT_YOUR_TURN_TO_DOUBLE = "** It's not your turn to double"
+    WAIT_UNTIL_MOVED = "** Please wait until {name} has moved."
+    # GAMMONBOT watches for the prefix ``** The Crawford rule doesn``
+    CRAWFORD_NO_DOUBLE = "** The Crawford rule doesn't allow you to double in this game."
+    OPPONENT_OWNS_CUBE = "** You can't double. Your opponent owns the cube."  # own wording
+    # own wording: the doubler would win the match on the present cube
+    CUBE_DEAD = "** You can't double. Doubling is of no use to you at this score."
+    CUBE_AT_MAXIMUM = "** You can't double. The cube is at {value} already."  # own wording
+    REDOUBLE_UNLIMITED_ONLY = "** Redoubles are allowed in unlimited matches only."  # own wording
+    NO_REDOUBLES_LEFT = "** You can't redouble now."  # own wording
+    NOTHING_TO_ACCEPT = "** There's nothing to accept."  # own wording
+    NOTHING_TO_REJECT = "** There's nothing to reject."  # own wording
+
+    # resignations
+    YOU_REJECT_RESIGN = "You reject. The game continues."
+    REJECTS_RESIGN = "{name} rejects. The game continues."
+    WANTED_TO_RESIGN = "** {name} wanted to resign. Type 'accept' or 'reject'."
+    RESIGN_REFUSED = "** You can't resign now: {reason}."  # own wording
+
+    # game and match ends
+    JOIN_NEXT_GAME = "Type 'join' if you want to play the next game, type 'leave' if you don't."
+    WAIT_FOR_JOIN = "** Please wait for {name} to join too."
+    YOU_WIN_MATCH = "You win the {length} point match {score}-{other} ."
+    WINS_MATCH = "{name} wins the {length} point match {score}-{other} ."
+
+    # leaving and saving
+    YOU_TERMINATED = "** You terminated the game. The game was saved."
+    PLAYER_LEFT = "** Player {name} has left the game. The game was saved."
+    LOGS_OUT_SAVED = "{name} logs out. The game was saved."
+    DROPS_CONNECTION_SAVED = "{name} drops connection. The game was saved."
+    TIMED_OUT_SAVED = "Connection with {name} timed out. The game was saved."
+    CLOSED_OLD_CONNECTION_SAVED = "Closed old connection with user {name}. The game was saved."
+    YOUR_GAME_SAVED = "Your game with {name} was saved."  # its match saved as the server shuts down
+    LEFT_GAME_REPORT = "{name} has left the game with {opponent}."  # to watchers and everyone with ``report``
+    SERVER_SHUTDOWN = "*** ATTENTION ! The server will shut down in {seconds} seconds."
+
+    # watching
+    NOW_WATCHING = "You're now watching {name}."
+    NOTHING_INTERESTING = "{name} is not doing anything interesting."
+    WATCH_WHO = "** Watch who?"
+    DOESNT_WANT_YOU_TO_WATCH = "** {name} doesn't want you to watch."
+    CANT_WATCH_WHILE_PLAYING = "** You can't watch another game while you're playing."
+    CANT_WATCH_YOURSELF = "** You can't watch yourself."  # own wording
+    STOP_WATCHING = "You stop watching {name}."
+    NOT_WATCHING = "** You're not watching."  # own wording
+    IS_WATCHING_YOU = "{name} is watching you."
+    STOPS_WATCHING_YOU = "{name} stops watching you."
+    STARTS_WATCHING = "{watcher} starts watching {player}."
+    STOPS_WATCHING = "{watcher} stops watching {player}."
+    BANS_YOU = "{name} bans you from watching."
+    WATCHED_LOGS_OUT = "{name} logs out.. You're not watching anymore."
+
+    # saved matches, toggles, settings
+    SAVED_HEADER = "  opponent          matchlength   score (your points first)"
+    NO_SAVED_GAMES = "no saved games."
+    GAMES_HEADER = "List of games:"  # own wording (``show games``)
+    NO_GAMES = "No games are being played."  # own wording
+    TOGGLES_HEADER = "The current settings are:"
+    UNKNOWN_TOGGLE = "** Don't know how to toggle {name}."  # own wording
+    SETTINGS_HEADER = "Settings of variables:"
+    SETTING_VALUE = "{name}: {value}"
+    SETTING_SET = "Value of '{name}' set to {value}."
+    UNKNOWN_SETTING = "** Unknown variable '{name}'. Known: " + ", ".join(SETTINGS) + "."  # own wording
+    BAD_SETTING_VALUE = "** Valid values for '{name}' are {allowed}."  # own wording
+
+    # odds and ends
+    LINE_TOO_LONG = "** Your line was longer than {limit} characters and was ignored."  # own wording
+    # own wording: the command rate limit
+    SLOW_DOWN = "** Please slow down: too many commands. That command was ignored."
+    PIP_COUNT = "Pipcounts: You {mine} - {opponent} {theirs}"  # own wording (``pip``)
+    PIP_NOT_ALLOWED = "** {name} doesn't allow the use of 'pip'."  # own wording
+    TIME_LINE = "{text}"  # ``time``: the server's clock as the caller words it
+    NO_OLDMOVES = "** There is no game with {name} to show."  # own wording
+
+    @property
+    def fields(self) -> frozenset[str]:
+        """The names ``render`` needs for this message."""
+        return _FIELDS[self]
+
+
+# Parsed once: ``render`` compares the given names with these on every call.
+_FIELDS: Final[dict[Msg, frozenset[str]]] = {
+    msg: frozenset(name for _, name, _, _ in Formatter().parse(msg.value) if name is not None) for msg in Msg
+}
+
+
+def render(msg: Msg, /, **fields: object) -> str:
+    """The text of ``msg`` with ``fields`` filled in. Exactly the template's fields must be given, else
+    ``MessageFieldsError``: a misspelt or forgotten field fails loudly, not as a line with a hole in it."""
+    expected = _FIELDS[msg]
+    if fields.keys() != expected:
+        raise MessageFieldsError(msg, expected - fields.keys(), fields.keys() - expected)
+    return msg.value.format_map(fields)
+
+
 # -- the login phase ----------------------------------------------------------------------------------------
 
 
@@ -655,41 +881,13 @@ def registered() -> list[str]:
     return ["You are registered.", "Type 'help beginner' to get started."]
 
 
-def name_taken(name: str) -> str:
-    """Own wording."""
-    return f"** Please use another name. '{name}' is already used by someone else."
-
-
-def passwords_differ() -> str:
-    """Own wording."""
-    return "** The two passwords were not identical. Please give them again."
-
-
 def password_too_short(minimum: int = 4) -> str:
     """Own wording (SPEC: the minimum length is 4)."""
     return f"** Your password must be at least {minimum} characters long."
 
 
-def guest_only_name() -> str:
-    """Own wording."""
-    return "** You are a guest. Please register with 'name username' or type 'bye'."
-
-
-def login_incorrect() -> str:
-    """JIBS's line; FIBS itself only sends ``login: `` again (the server sends both)."""
-    return "Login incorrect."
-
-
-def already_logged_in() -> str:
-    return "** Warning: You are already logged in."
-
-
 def goodbye(server_name: str = "gammond") -> str:
     return f"Thanks for using {server_name}!"
-
-
-def connection_timed_out() -> str:
-    return "Connection timed out."
 
 
 # -- CLIP 1-19 ----------------------------------------------------------------------------------------------
@@ -744,14 +942,6 @@ def redoubles_field(value: str) -> str:
     return "0" if value == "none" else value
 
 
-def clip_motd_start() -> str:
-    return "3"
-
-
-def clip_motd_end() -> str:
-    return "4"
-
-
 def motd(server_name: str = "gammond") -> list[str]:
     """The message of the day between CLIP 3 and 4 (a framed box, as FIBS sends it)."""
     text = [
@@ -788,15 +978,6 @@ def clip_who_info(
     )
 
 
-def clip_who_end() -> str:
-    return "6"
-
-
-def clip_login(name: str) -> str:
-    """CLIP 7."""
-    return f"7 {name} {name} logs in."
-
-
 def clip_logout(name: str, how: str = "logs out") -> str:
     """CLIP 8; ``how`` is ``logs out`` or ``drops connection``."""
     return f"8 {name} {name} {how}."
@@ -807,48 +988,6 @@ def clip_message(sender: str, time: int, text: str) -> str:
     return f"9 {sender} {int(time)} {text}"
 
 
-def clip_message_delivered(recipient: str) -> str:
-    return f"10 {recipient}"
-
-
-def clip_message_saved(recipient: str) -> str:
-    return f"11 {recipient}"
-
-
-def clip_says(sender: str, text: str) -> str:
-    """CLIP 12: ``tell`` or ``say`` to you."""
-    return f"12 {sender} {text}"
-
-
-def clip_shouts(sender: str, text: str) -> str:
-    return f"13 {sender} {text}"
-
-
-def clip_whispers(sender: str, text: str) -> str:
-    return f"14 {sender} {text}"
-
-
-def clip_kibitzes(sender: str, text: str) -> str:
-    return f"15 {sender} {text}"
-
-
-def clip_you_say(recipient: str, text: str) -> str:
-    """CLIP 16: the echo of ``tell`` (and of ``say``, naming the opponent)."""
-    return f"16 {recipient} {text}"
-
-
-def clip_you_shout(text: str) -> str:
-    return f"17 {text}"
-
-
-def clip_you_whisper(text: str) -> str:
-    return f"18 {text}"
-
-
-def clip_you_kibitz(text: str) -> str:
-    return f"19 {text}"
-
-
 def heard_by(count: int) -> str:
     """After a whisper or kibitz: ``** n users heard you.`` / ``** But nobody heard you.``"""
     if count <= 0:
@@ -856,31 +995,7 @@ def heard_by(count: int) -> str:
     return f"** {count} user{'s' if count != 1 else ''} heard you."
 
 
-# Telnet-mode (non-CLIP) forms of the chat lines, for people on a plain terminal. Own wording after FIBS.
-
-
-def text_says(sender: str, text: str) -> str:
-    return f"{sender} tells you: {text}"
-
-
-def text_shouts(sender: str, text: str) -> str:
-    return f"{sender} shouts: {text}"
-
-
-def text_whispers(sender: str, text: str) -> str:
-    return f"{sender} whispers: {text}"
-
-
-def text_kibitzes(sender: str, text: str) -> str:
-    return f"{sender} kibitzes: {text}"
-
-
-def text_message(sender: str, when: str, text: str) -> str:
-    return f"Message from {sender} at {when}: {text}"
-
-
-def text_logs_in(name: str) -> str:
-    return f"{name} logs in."
+# The telnet-mode forms of CLIP 8 and 5, for people on a plain terminal: own wording after FIBS.
 
 
 def text_logs_out(name: str, how: str = "logs out") -> str:
@@ -901,44 +1016,7 @@ def text_who_line(
     return f"{name:<20} {rating:8.2f} {experience:6d}  {flags.strip():<10} {state}".rstrip()
 
 
-# -- chat refusals ------------------------------------------------------------------------------------------
-
-
-def no_one_called(name: str) -> str:
-    return f"** There is no one called {name}"
-
-
-def wont_listen(name: str) -> str:
-    return f"** {name} won't listen to you."
-
-
-def say_outside_game() -> str:
-    return "** 'say' can't be used outside a game"
-
-
-def not_watching_or_playing() -> str:
-    return "** You're not watching or playing."
-
-
-def player_away(name: str, message: str) -> str:
-    return f"{name} is away: {message}"
-
-
-def unknown_command(word: str) -> str:
-    return f"** Unknown command: '{word}'"
-
-
-def you_are_away() -> str:
-    return "You're away. Please type 'back'"
-
-
-def away_set(message: str) -> str:
-    """Own wording: confirms ``away``."""
-    return f"You're away now: {message}"
-
-
-def welcome_back() -> str:
-    return "Welcome back."
+# -- chat ---------------------------------------------------------------------------------------------------
 
 
 def away_list(entries: Sequence[tuple[str, str]]) -> list[str]:
@@ -972,10 +1050,6 @@ def invitation(inviter: str, length: int | None) -> str:
     return f"{inviter} wants to play {_a_match(length)} with you."
 
 
-def join_hint(inviter: str) -> str:
-    return f"Type 'join {inviter}' to accept."
-
-
 def saved_match_warning(length: int) -> str:
     what = "unlimited" if length == 0 else f"{length} point"
     return f"WARNING: Don't accept if you want to continue the saved {what} match!"
@@ -985,27 +1059,6 @@ def you_invited(invitee: str, length: int | None) -> str:
     if length is None:
         return f"** You invited {invitee} to resume a saved match."
     return f"** You invited {invitee} to {_a_match(length)}."
-
-
-def no_saved_match(name: str) -> str:
-    return f"** There's no saved match with {name}. Please give a match length."
-
-
-def refusing_games(name: str) -> str:
-    return f"** {name} is refusing games."
-
-
-def already_playing_with_someone_else(name: str) -> str:
-    return f"** {name} is already playing with someone else."
-
-
-def you_are_already_playing() -> str:
-    return "** You are already playing."
-
-
-def cannot_invite_yourself() -> str:
-    """Own wording."""
-    return "** You can't invite yourself."
 
 
 def you_are_now_playing(opponent: str, length: int) -> str:
@@ -1019,130 +1072,18 @@ def player_joined_you(joiner: str, length: int) -> str:
     return f"** Player {joiner} has joined you for a {length} point match."
 
 
-def you_resumed(opponent: str) -> str:
-    return f"You are now playing with {opponent}. Your running match was loaded."
-
-
-def opponent_resumed(joiner: str) -> str:
-    return f"{joiner} has joined you. Your running match was loaded."
-
-
-def didnt_invite_you(name: str) -> str:
-    return f"** {name} didn't invite you."
-
-
-def join_who() -> str:
-    return "** Error: Join who?"
-
-
-def cant_find_player(name: str) -> str:
-    """GIBBON-T's line for ``join`` naming nobody online."""
-    return f"** Error: can't find player {name}"
-
-
-def join_busy(name: str) -> str:
-    return f"** Error: {name} is already playing with someone else."
-
-
-def saved_match_corrupt() -> str:
-    return "** ERROR: Saved match is corrupt. Please start another one."
-
-
-def cannot_play_two_games() -> str:
-    return "** You can't play two games at once"
-
-
-def too_many_saved(limit: int) -> str:
-    """Own wording, after BaldLies's MOTD."""
-    return f"** You have {limit} or more unfinished games; finish one of them before starting a new one."
-
-
-def resume_turn(name: str) -> str:
-    return f"turn: {name}."
-
-
 def resume_length(length: int) -> str:
     return "unlimited matchlength" if length == 0 else f"match length: {length}"
 
 
-def resume_points(name: str, points: int) -> str:
-    return f"points for user {name}: {points}"
-
-
 # -- a game -------------------------------------------------------------------------------------------------
-
-
-def starting_new_game(opponent: str) -> str:
-    return f"Starting a new game with {opponent}."
-
-
-def opening_roll(first: str, first_die: int, second: str, second_die: int) -> str:
-    """``You rolled 3, user rolled 1`` (a watcher sees the two names)."""
-    return f"{first} rolled {first_die}, {second} rolled {second_die}"
-
-
-def your_turn_to_move() -> str:
-    return "It's your turn to move."
-
-
-def makes_first_move(name: str) -> str:
-    return f"{name} makes the first move."
-
-
-def roll_or_double() -> str:
-    return "It's your turn. Please roll or double"
-
-
-def cube_now(value: int) -> str:
-    return f"The number on the doubling cube is now {value}"
-
-
-def you_roll(d1: int, d2: int) -> str:
-    return f"You roll {d1} and {d2}."
-
-
-def rolls(name: str, d1: int, d2: int) -> str:
-    return f"{name} rolls {d1} and {d2}."
 
 
 def please_move(count: int) -> str:
     return f"Please move {count} piece{'s' if count != 1 else ''}."
 
 
-def you_cant_move() -> str:
-    return "You can't move."
-
-
-def cant_move(name: str) -> str:
-    return f"{name} can't move."
-
-
-def only_possible_move(text: str) -> str:
-    return f"The only possible move is {text} ."
-
-
-def moves(name: str, text: str) -> str:
-    """``user moves 24-18 13-11 .`` (FIBS's trailing space and period)."""
-    return f"{name} moves {text} ."
-
-
-# Roll and move refusals.
-
-
-def not_your_turn_to_move() -> str:
-    return "** It's not your turn to move."
-
-
-def roll_before_moving() -> str:
-    return "** You have to roll the dice before moving."
-
-
-def must_give_moves(count: int) -> str:
-    return f"** You must give {count} moves."
-
-
-def too_many_moves(count: int) -> str:
-    return f"** Please don't give more than {count} moves."
+# Move refusals: the move is named by its place in the command.
 
 
 def cant_move_from(point: str, ordinal: int) -> str:
@@ -1165,35 +1106,7 @@ def cant_remove_piece(ordinal: int) -> str:
     return f"** You can't remove this piece in your {ORDINALS[ordinal]} move."
 
 
-def move_syntax(text: str) -> str:
-    """Own wording: a move that does not read as steps."""
-    return f"** Can't understand the move '{text}'. Give it as from-to pairs, e.g. 'move 13-8 24-23'."
-
-
-def already_rolled() -> str:
-    return "** You did already roll the dice."
-
-
-def not_your_turn_to_roll() -> str:
-    """Own wording."""
-    return "** It's not your turn to roll the dice."
-
-
-def not_playing() -> str:
-    """Own wording, after FIBS."""
-    return "** You're not playing."
-
-
-def wait_for_answer(name: str) -> str:
-    """Own wording: an action while the opponent must answer a double or resignation."""
-    return f"** Please wait for {name} to answer."
-
-
 # -- the cube -----------------------------------------------------------------------------------------------
-
-
-def you_double(opponent: str) -> str:
-    return f"You double. Please wait for {opponent} to accept or reject."
 
 
 def doubles(name: str, may_redouble: bool = False) -> str:
@@ -1203,95 +1116,11 @@ def doubles(name: str, may_redouble: bool = False) -> str:
     return f"{name} doubles. Type 'accept' or 'reject'."
 
 
-def doubles_watcher(name: str) -> str:
-    return f"{name} doubles."
-
-
-def redoubles(name: str, cube: int) -> str:
-    return f"{name} redoubles to {cube}. Type 'accept', 'reject' or 'redouble'."
-
-
-def you_accept_and_redouble(cube: int) -> str:
-    return f"You accept the double to {cube} and redouble."
-
-
-def you_accept_double(cube: int) -> str:
-    return f"You accept the double. The cube shows {cube}."
-
-
-def accepts_double(name: str, cube: int) -> str:
-    return f"{name} accepts the double. The cube shows {cube}."
-
-
-def you_accept_redouble(cube: int) -> str:
-    return f"You accept the redouble. The cube shows {cube}."
-
-
-def accepts_redouble(name: str, cube: int) -> str:
-    return f"{name} accepts the redouble. The cube shows {cube}."
-
-
-def accepts_double_watcher(name: str) -> str:
-    return f"{name} accepts the double."
-
-
 def gives_up(name: str, winner: str, points: int) -> str:
     """A rejected double: ``You give up. user wins n points.`` / ``user gives up. You win n points.``"""
     verb = "give" if name == "You" else "gives"
     win = "win" if winner == "You" else "wins"
     return f"{name} {verb} up. {winner} {win} {points} point{'s' if points != 1 else ''}."
-
-
-def double_before_roll() -> str:
-    return "** You can only double before you roll the dice."
-
-
-def not_your_turn_to_double() -> str:
-    return "** It's not your turn to double"
-
-
-def wait_until_moved(name: str) -> str:
-    return f"** Please wait until {name} has moved."
-
-
-def crawford_no_double() -> str:
-    """GAMMONBOT watches for the prefix ``** The Crawford rule doesn``."""
-    return "** The Crawford rule doesn't allow you to double in this game."
-
-
-def opponent_owns_cube() -> str:
-    """Own wording."""
-    return "** You can't double. Your opponent owns the cube."
-
-
-def cube_dead() -> str:
-    """Own wording: the doubler would win the match on the present cube."""
-    return "** You can't double. Doubling is of no use to you at this score."
-
-
-def cube_at_maximum(value: int) -> str:
-    """Own wording."""
-    return f"** You can't double. The cube is at {value} already."
-
-
-def redouble_unlimited_only() -> str:
-    """Own wording."""
-    return "** Redoubles are allowed in unlimited matches only."
-
-
-def no_redoubles_left() -> str:
-    """Own wording."""
-    return "** You can't redouble now."
-
-
-def nothing_to_accept() -> str:
-    """Own wording."""
-    return "** There's nothing to accept."
-
-
-def nothing_to_reject() -> str:
-    """Own wording."""
-    return "** There's nothing to reject."
 
 
 # -- resignations -------------------------------------------------------------------------------------------
@@ -1322,23 +1151,6 @@ def accepts_and_wins(name: str, points: int) -> str:
     return f"{name} accepts and wins {_points(points)}."
 
 
-def you_reject_resign() -> str:
-    return "You reject. The game continues."
-
-
-def rejects_resign(name: str) -> str:
-    return f"{name} rejects. The game continues."
-
-
-def wanted_to_resign(name: str) -> str:
-    return f"** {name} wanted to resign. Type 'accept' or 'reject'."
-
-
-def resign_refused(reason: str) -> str:
-    """Own wording."""
-    return f"** You can't resign now: {reason}."
-
-
 # -- game and match ends ------------------------------------------------------------------------------------
 
 
@@ -1358,22 +1170,6 @@ def wins_game_watcher(name: str, points: int) -> str:
 def match_score(length: int, first: str, first_score: int, second: str, second_score: int) -> str:
     what = "unlimited" if length == 0 else f"{length} point"
     return f"score in {what} match: {first}-{first_score} {second}-{second_score}"
-
-
-def join_next_game() -> str:
-    return "Type 'join' if you want to play the next game, type 'leave' if you don't."
-
-
-def wait_for_join(name: str) -> str:
-    return f"** Please wait for {name} to join too."
-
-
-def you_win_match(length: int, score: int, other: int) -> str:
-    return f"You win the {length} point match {score}-{other} ."
-
-
-def wins_match(name: str, length: int, score: int, other: int) -> str:
-    return f"{name} wins the {length} point match {score}-{other} ."
 
 
 def match_report(winner: str, loser: str, length: int, score: int, other: int) -> str:
@@ -1425,113 +1221,7 @@ def rating_calculation(rc: RatingChange) -> list[str]:
     ]
 
 
-# -- leaving and saving -------------------------------------------------------------------------------------
-
-
-def you_terminated() -> str:
-    return "** You terminated the game. The game was saved."
-
-
-def player_left(name: str) -> str:
-    return f"** Player {name} has left the game. The game was saved."
-
-
-def logs_out_saved(name: str) -> str:
-    return f"{name} logs out. The game was saved."
-
-
-def drops_connection_saved(name: str) -> str:
-    return f"{name} drops connection. The game was saved."
-
-
-def timed_out_saved(name: str) -> str:
-    return f"Connection with {name} timed out. The game was saved."
-
-
-def closed_old_connection_saved(name: str) -> str:
-    return f"Closed old connection with user {name}. The game was saved."
-
-
-def your_game_saved(name: str) -> str:
-    """To a player whose match the server saved while shutting down."""
-    return f"Your game with {name} was saved."
-
-
-def left_game_report(name: str, opponent: str) -> str:
-    """What a watcher (and everyone with ``report``) sees."""
-    return f"{name} has left the game with {opponent}."
-
-
-def server_shutdown(seconds: int) -> str:
-    return f"*** ATTENTION ! The server will shut down in {seconds} seconds."
-
-
-# -- watching -----------------------------------------------------------------------------------------------
-
-
-def now_watching(name: str) -> str:
-    return f"You're now watching {name}."
-
-
-def nothing_interesting(name: str) -> str:
-    return f"{name} is not doing anything interesting."
-
-
-def watch_who() -> str:
-    return "** Watch who?"
-
-
-def doesnt_want_you_to_watch(name: str) -> str:
-    return f"** {name} doesn't want you to watch."
-
-
-def cant_watch_while_playing() -> str:
-    return "** You can't watch another game while you're playing."
-
-
-def cant_watch_yourself() -> str:
-    """Own wording."""
-    return "** You can't watch yourself."
-
-
-def stop_watching(name: str) -> str:
-    return f"You stop watching {name}."
-
-
-def not_watching() -> str:
-    """Own wording."""
-    return "** You're not watching."
-
-
-def is_watching_you(name: str) -> str:
-    return f"{name} is watching you."
-
-
-def stops_watching_you(name: str) -> str:
-    return f"{name} stops watching you."
-
-
-def starts_watching(watcher: str, player: str) -> str:
-    return f"{watcher} starts watching {player}."
-
-
-def stops_watching(watcher: str, player: str) -> str:
-    return f"{watcher} stops watching {player}."
-
-
-def bans_you(name: str) -> str:
-    return f"{name} bans you from watching."
-
-
-def watched_logs_out(name: str) -> str:
-    return f"{name} logs out.. You're not watching anymore."
-
-
 # -- saved matches, toggles, settings -----------------------------------------------------------------------
-
-
-def saved_header() -> str:
-    return "  opponent          matchlength   score (your points first)"
 
 
 def saved_row(opponent: str, length: int, mine: int, theirs: int, *, online: bool, playing: bool) -> str:
@@ -1541,29 +1231,15 @@ def saved_row(opponent: str, length: int, mine: int, theirs: int, *, online: boo
     return f"{mark}{opponent:<24}{size:>3}{'':16}{mine:>2} - {theirs:>2}"
 
 
-def no_saved_games() -> str:
-    return "no saved games."
-
-
 def saved_count(name: str, count: int) -> str:
     if count == 0:
         return f"{name} has no saved games."
     return f"{name} has {count} saved game{'s' if count != 1 else ''}."
 
 
-def games_header() -> str:
-    """Own wording (``show games``)."""
-    return "List of games:"
-
-
 def games_row(player: str, opponent: str, length: int, score: tuple[int, int]) -> str:
     what = "unlimited" if length == 0 else f"{length} point match"
     return f"{player:>20} - {opponent:<20} ({what}) {score[0]}-{score[1]}"
-
-
-def no_games() -> str:
-    """Own wording."""
-    return "No games are being played."
 
 
 def watchers_list(entries: Sequence[tuple[str, str]]) -> list[str]:
@@ -1573,16 +1249,12 @@ def watchers_list(entries: Sequence[tuple[str, str]]) -> list[str]:
     return ["Watching players:", *(f"{w} is watching {p}." for w, p in entries)]
 
 
-def toggles_header() -> str:
-    return "The current settings are:"
-
-
 def toggle_value(name: str, value: bool) -> str:
     return f"{name:<16}{'YES' if value else 'NO'}"
 
 
 def toggles_list(values: dict[str, bool]) -> list[str]:
-    return [toggles_header(), *(toggle_value(name, values[name]) for name in TOGGLES)]
+    return [render(Msg.TOGGLES_HEADER), *(toggle_value(name, values[name]) for name in TOGGLES)]
 
 
 _TOGGLE_REPLIES: dict[str, tuple[str, str]] = {
@@ -1625,62 +1297,14 @@ def toggle_reply(name: str, value: bool) -> str:
     return on if value else off
 
 
-def unknown_toggle(name: str) -> str:
-    """Own wording."""
-    return f"** Don't know how to toggle {name}."
-
-
-def settings_header() -> str:
-    return "Settings of variables:"
-
-
-def setting_value(name: str, value: str) -> str:
-    return f"{name}: {value}"
-
-
 def settings_list(values: dict[str, str]) -> list[str]:
-    return [settings_header(), *(setting_value(name, values[name]) for name in SETTINGS)]
-
-
-def setting_set(name: str, value: str) -> str:
-    return f"Value of '{name}' set to {value}."
-
-
-def unknown_setting(name: str) -> str:
-    """Own wording."""
-    return f"** Unknown variable '{name}'. Known: {', '.join(SETTINGS)}."
-
-
-def bad_setting_value(name: str, allowed: str) -> str:
-    """Own wording."""
-    return f"** Valid values for '{name}' are {allowed}."
+    return [
+        render(Msg.SETTINGS_HEADER),
+        *(render(Msg.SETTING_VALUE, name=name, value=values[name]) for name in SETTINGS),
+    ]
 
 
 # -- odds and ends ------------------------------------------------------------------------------------------
-
-
-def line_too_long(limit: int) -> str:
-    """Own wording."""
-    return f"** Your line was longer than {limit} characters and was ignored."
-
-
-def slow_down() -> str:
-    """Own wording: the command rate limit."""
-    return "** Please slow down: too many commands. That command was ignored."
-
-
-def pip_count(mine: int, theirs: int, opponent: str) -> str:
-    """Own wording (``pip``)."""
-    return f"Pipcounts: You {mine} - {opponent} {theirs}"
-
-
-def pip_not_allowed(name: str) -> str:
-    """Own wording."""
-    return f"** {name} doesn't allow the use of 'pip'."
-
-
-def time_line(text: str) -> str:
-    return text
 
 
 def help_lines(topic: str = "") -> list[str]:
@@ -1807,8 +1431,3 @@ def ascii_board(board: FibsBoard) -> list[str]:
         f"  BAR: {mine}-{position.me[BAR]} {theirs}-{position.opp[BAR]}   OFF: {mine}-{off_me} {theirs}-{off_them}"
         f"   Cube: {board.cube}{roll}",
     ]
-
-
-def no_oldmoves(name: str) -> str:
-    """Own wording."""
-    return f"** There is no game with {name} to show."
