@@ -11,7 +11,7 @@ from string import Formatter
 import pytest
 
 from protocols.fibs import server as fs
-from protocols.fibs.server import MessageFieldsError, Msg, ServerCodecError, render
+from protocols.fibs.server import MessageFieldsError, Msg, ServerCodecError, line_bytes, render
 
 # (rendered, expected): the expected strings are the golden values, written out rather than computed.
 VECTORS: list[tuple[str, str]] = [
@@ -160,3 +160,12 @@ def test_an_extra_field_is_a_typed_error() -> None:
     with pytest.raises(MessageFieldsError) as caught:
         render(Msg.YOU_DOUBLE, oponent="bob")
     assert (caught.value.missing, caught.value.unexpected) == (("opponent",), ("oponent",))
+
+
+def test_a_template_sent_without_render_is_refused_on_the_way_out() -> None:
+    assert line_bytes([Msg.WELCOME_BACK, render(Msg.NO_ONE_CALLED, name="zed")]) == (
+        Msg.WELCOME_BACK.value.encode() + b"\r\n** There is no one called zed\r\n"
+    )
+    with pytest.raises(MessageFieldsError) as caught:
+        line_bytes([Msg.NO_ONE_CALLED])
+    assert caught.value.missing == ("name",)

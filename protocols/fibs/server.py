@@ -146,8 +146,15 @@ class ServerLineReader:
 
 
 def line_bytes(lines: Iterable[str]) -> bytes:
-    """Lines as the wire carries them: each ends with CR LF."""
-    return b"".join(line.encode("utf-8", "replace") + CRLF for line in lines)
+    """Lines as the wire carries them: each ends with CR LF. A ``Msg`` with fields is a template that skipped
+    ``render`` (a ``Msg`` is a ``str``, so the type checker lets it through): ``MessageFieldsError``, not braces
+    on a client's screen."""
+    out = []
+    for line in lines:
+        if isinstance(line, Msg) and _FIELDS[line]:
+            raise MessageFieldsError(line, _FIELDS[line], ())
+        out.append(line.encode("utf-8", "replace") + CRLF)
+    return b"".join(out)
 
 
 # -- commands -----------------------------------------------------------------------------------------------
