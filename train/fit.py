@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             loss = loss_fn(model(xt[idx]), yt[idx])
             loss.backward()
             opt.step()
-            total += float(loss) * len(idx)
+            total += loss.item() * len(idx)
         sched.step()
         model.eval()
         with torch.no_grad():
