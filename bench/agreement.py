@@ -1,9 +1,10 @@
 """Agreement with GNU Backgammon's 2-ply choices, decision speed beside gnubg's, and raw evaluator throughput.
 
     python -m bench.agreement [--n 1000] [--cube-n 300] [--seed 1] [--jobs 2] [--cpu 0]
-                              [--out bench/results/agreement.jsonl]
+                              [--out bench/results/agreement.jsonl] [--models DIR] [--positions-from DIR]
 
-Positions come from self-play of our own engine (0-ply, Gaussian noise of sigma 0.03 on the candidates so that
+Positions come from self-play of our own engine (the shipped nets unless ``--positions-from`` names others; a
+candidate given by ``--models`` is judged on the shipped nets' positions; 0-ply, Gaussian noise of sigma 0.03 on the candidates so that
 the games wander off the best lines), seeded: ``--n`` positions with their roll and more than one legal play,
 each with a cube state (money, centred or owned, or a 7-point match score with nobody 1-away), and
 ``--cube-n`` pre-roll positions where the player on roll may double (money or 7-point scores, post-Crawford
@@ -590,6 +591,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", type=int, default=0, help="core for the timings (-1: do not pin)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds for the gnubg batch")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="append the JSON line here")
+    ap.add_argument(
+        "--models", type=Path, help="the nets whose choices are measured (default: the shipped nets)"
+    )
+    ap.add_argument(
+        "--positions-from",
+        type=Path,
+        help="the nets whose noisy self-play picks the positions (default: the shipped nets), so that a "
+        "candidate is judged on the same positions as the nets it would replace",
+    )
     args = ap.parse_args(argv)
     if not Path(GNUBG).exists():
         print(f"gnubg not found at {GNUBG}", file=sys.stderr)
@@ -599,11 +609,13 @@ def main(argv: list[str] | None = None) -> int:
         os.sched_setaffinity(0, {args.cpu})  # before onnxruntime starts: its threads inherit the core
     t_start = time.time()
     load = os.getloadavg()
-    analyser = Analyser.default(threads=1)
+    analyser = Analyser.default(args.models, threads=1)
+    players = analyser
+    if args.models is not None or args.positions_from is not None:
+        players = Analyser.default(args.positions_from, threads=1)
+    move_samples, cube_samples, games = self_play(players, args.n, args.cube_n, args.seed)
     counter = CountingEvaluator(analyser.search.evaluator)
     analyser.search.evaluator = counter  # type: ignore[assignment]
-
-    move_samples, cube_samples, games = self_play(analyser, args.n, args.cube_n, args.seed)
     print(
         f"  {len(move_samples)} move and {len(cube_samples)} cube positions from {games} games",
         file=sys.stderr,
@@ -630,6 +642,7 @@ def main(argv: list[str] | None = None) -> int:
         "self_play_games": games,
         "self_play_noise": SELF_PLAY_NOISE,
         "nets": analyser.name,
+        "positions_from": players.name,
         "load_average_at_start": [round(x, 2) for x in load],
         "moves": move_report(move_samples, runs, answers),
         "cube": cube_report(
