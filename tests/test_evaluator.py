@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.analyser import Analyser
-from engine.encoding import N_INPUTS, encode, encode_contact, positions_to_array
+from engine.encoding import N_INPUTS, encode, encode_contact, encode_race, positions_to_array
 from engine.evaluator import (
     MODELS_DIR,
     CompositeEvaluator,
@@ -100,12 +100,12 @@ def test_shipped_nets_load_and_answer_sensibly() -> None:
 
 
 def test_each_shipped_net_gets_the_encoding_of_its_width() -> None:
-    """gammond-v2's contact and crashed nets take the contact features, its race net the 212 base inputs."""
+    """gammond-v3's contact and crashed nets take the contact features, its race net gnubg's race inputs."""
     nets = NetEvaluator(MODELS_DIR)
     assert nets.net_for(PositionClass.CONTACT).encode is encode_contact
     assert nets.net_for(PositionClass.CRASHED).encode is encode_contact
     assert nets.net_for(PositionClass.CRASHED) is not nets.net_for(PositionClass.CONTACT)
-    assert nets.net_for(PositionClass.RACE).encode is encode
+    assert nets.net_for(PositionClass.RACE).encode is encode_race
     crashed = [p for p in _positions(400, 5, finished=False) if p.classify() == PositionClass.CRASHED]
     assert crashed
     got = nets.evaluate_boards(positions_to_array(crashed), nets.net_for(PositionClass.CRASHED))

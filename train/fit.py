@@ -4,10 +4,12 @@
     python -m train.fit --net race --run train/runs/v1 --epochs 40
     python -m train.fit --net contact --inputs contact --hidden 400,400 --epochs 30 --run train/runs/v3/w2 \
         --extra train/data/round2 --device cuda          # gammond-v2's contact net (MODELS.md)
+    python -m train.fit --net race --inputs race --hidden 256,256 --epochs 30 --run train/runs/v5/race_r3 \
+        --extra train/data/round2 --extra train/data/round3 --extra train/data/bearoff --exact-bearoff  # v3's
 
 The run folder keeps ``checkpoint_<net>.pt`` after every epoch (an interrupted fit resumes from it), a loss plot
 ``loss_<net>.png``, a JSON log, and the exported ``<net>.onnx``, whose outputs onnxruntime must reproduce to 1e-5.
-Inputs are ``engine.encoding.encode`` (``--inputs contact``: ``encode_contact``); outputs are gnubg's five cumulative probabilities through a sigmoid.
+Inputs are ``engine.encoding.encode`` (``--inputs contact``: ``encode_contact``; ``--inputs race``: ``encode_race``); outputs are gnubg's five cumulative probabilities through a sigmoid.
 """
 
 from __future__ import annotations
