@@ -38,7 +38,7 @@ interval, stuck matches, illegal moves, state mismatches, and both sides' error 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import ctypes
 import json
 import math
 import multiprocessing as mp
@@ -112,6 +112,7 @@ class GnubgEngine:
         )
         self.proc = subprocess.Popen(
             [GNUBG, "-q", "-t", "-r"],
+            preexec_fn=die_with_parent,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -192,23 +193,24 @@ def exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def die_with_children_on_sigterm() -> None:
-    """In a pool worker, SIGTERM (Pool.terminate, also at the end of every run) kills the worker's own children
-    (its gnubg processes) and leaves at once. Unwinding instead could stop a worker inside the pool's queue lock
-    and hang the run's end."""
+PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
 
-    def die(signum: int, frame: object) -> None:
-        for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-            try:
-                children = (task / "children").read_text().split()
-            except OSError:
-                continue
-            for pid in children:
-                with contextlib.suppress(OSError):
-                    os.kill(int(pid), signal.SIGKILL)
-        os._exit(128 + signum)
 
-    signal.signal(signal.SIGTERM, die)
+def die_with_parent() -> None:
+    """``preexec_fn`` of a worker's gnubg: the kernel kills it (SIGKILL) when the worker dies, however it dies.
+
+    Workers keep SIGTERM's default action (die at once) on purpose: a Python handler runs only in the main
+    thread, and when the signal lands on one of onnxruntime's threads while the main thread waits on the pool's
+    queue lock, the handler never runs and the run's end hangs (seen once with a handler here)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+
+
+def finish(pool: Any) -> None:
+    """Ends a pool whose work is done without a signal: each idle worker takes its sentinel and exits."""
+    pool.close()
+    pool.join()
 
 
 def worker(
@@ -216,7 +218,6 @@ def worker(
 ) -> dict[str, object]:
     """Plays the duplicate pairs of ``pair_seeds`` against one gnubg engine; one checkpoint line per pair."""
     index, pair_seeds, ours, gnubg_level, port, models, checkpoint, mode, cube_log = args
-    die_with_children_on_sigterm()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from bench._money_game import Ours, gnubg_side, play_game, player_side
     from engine.analyser import Analyser
@@ -420,6 +421,7 @@ def analyse(path: Path, plies: int, timeout: float = 3600.0) -> dict[str, dict[s
     env = dict(os.environ, THREADS="1", TIMEOUT=str(int(timeout)))
     proc = subprocess.run(
         [str(ANALYSE_MAT), str(path), str(plies)],
+        preexec_fn=die_with_parent,  # the harness's own gnubg child ends by its TIMEOUT
         env=env,
         capture_output=True,
         text=True,
@@ -462,6 +464,7 @@ def play_match(
     t0 = time.time()
     proc = subprocess.Popen(
         [GNUBG, "-t", "-q", "-r", "-p", str(DRIVER)],
+        preexec_fn=die_with_parent,
         env=env,
         cwd=outdir,
         stdin=subprocess.DEVNULL,
@@ -520,7 +523,6 @@ def match_worker(
 ) -> list[dict]:
     """Plays its share of the matches (index, seed) one after the other, analysing each when it ends."""
     matches, length, ours, gnubg_level, models, outdir, analysis_plies, transcript = args
-    die_with_children_on_sigterm()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from engine.analyser import Analyser
     from engine.levels import parse_level
@@ -664,6 +666,7 @@ def match_main(args: argparse.Namespace) -> int:
                 )
             print(file=sys.stderr)
             fresh = [r for part in pending.get() for r in part]
+            finish(pool)
     by_index = {**earlier, **{int(r["match"]): r for r in fresh}}
     rows = sorted((by_index[i] for i, _ in every if i in by_index), key=lambda r: r["match"])
     with (outdir / "matches.jsonl").open("w") as fh:
@@ -797,6 +800,7 @@ def money_main(args: argparse.Namespace) -> int:
                 _progress(checkpoint, set(seeds), n_pairs, t0, started)
             print(file=sys.stderr)
             results = pending.get()
+            finish(pool)
     pairs = [done[s][0] for s in seeds if s in done] + [p for r in results for p in r["pairs"]]
     timing: dict[str, float] = {}
     for r in results:

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 from bench._money_game import Ours, gnubg_board, play_game
-from bench.strength import dice_sequence
+from bench.strength import dice_sequence, finish
 from engine.match import MatchState
 from engine.moves import legal_plays
 from engine.notation import format_gnubg
 from engine.position import Position
 from protocols.fibs.board import Side, parse_board
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class FakeGnubg:
@@ -84,3 +94,41 @@ def test_the_cube_log_holds_each_decision_before_the_double_with_the_doubler_on_
     state = MatchState.from_gnubg_id(str(first["gnubgid"]))
     assert not state.doubled and state.turn == state.on_roll and state.dice == (0, 0)
     assert {r["kind"] for r in log} == {"double", "take"} and len({r["cube"] for r in log}) > 1  # redoubles
+
+
+def test_a_workers_gnubg_dies_with_the_worker(tmp_path: Path) -> None:
+    # The worker is killed outright (no handler runs); the kernel still takes its child with it.
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "from bench.strength import die_with_parent\n"
+        "p = subprocess.Popen(['sleep', '60'], preexec_fn=die_with_parent)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(60)\n"
+    )
+    worker = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    deadline = time.time() + 20
+    while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+        time.sleep(0.05)
+    child = int(pidfile.read_text())
+    worker.kill()
+    worker.wait()
+    while time.time() < deadline:
+        try:
+            state = Path(f"/proc/{child}/stat").read_text().split()[2]
+        except FileNotFoundError:
+            break
+        if state == "Z":  # reaped by init soon; it is dead
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        raise AssertionError("the worker's child outlived it")
+
+
+def test_finish_ends_a_done_pool_without_signalling_its_workers() -> None:
+    with mp.get_context("spawn").Pool(2) as pool:
+        assert pool.map(abs, [-1, -2]) == [1, 2]
+        workers = list(pool._pool)
+        finish(pool)
+    assert [w.exitcode for w in workers] == [0, 0]  # Pool.terminate's SIGTERM would read -15
