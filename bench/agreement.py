@@ -61,6 +61,7 @@ if str(ROOT) not in sys.path:  # run as a plain script from anywhere
     sys.path.insert(0, str(ROOT))
 
 from bench._gnubg_batch import run_batch  # noqa: E402
+from bench._results import append_json_line  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
 from engine.cube import CubeDecision, CubeDecisionKind, CubeInfo, DoublerAction, TakerAction  # noqa: E402
 from engine.encoding import positions_to_array  # noqa: E402
@@ -654,11 +655,8 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.time() - t_start, 1),
     }
     print_table(result)
-    line = json.dumps(result)
-    print(line)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a") as fh:
-        fh.write(line + "\n")
+    print(json.dumps(result))
+    append_json_line(args.out, result)
     return 0
 
 

@@ -20,7 +20,6 @@ of workers. All levels play the same dice sequences.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import random
@@ -35,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._results import append_json_line  # noqa: E402
 from bench.strength import dice_sequence, game_result, summarise  # noqa: E402
 from engine.evaluator import money_equity  # noqa: E402
 from engine.levels import Level, LevelError, parse_level  # noqa: E402
@@ -292,10 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     results = run(levels, args.games, args.seed, args.workers, args.models)
     wall = round(time.time() - t0, 1)
     rows = [level_summary(lv, results[lv.name], args.seed) | {"wall_seconds": wall} for lv in levels]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a") as fh:
-        for row in rows:
-            fh.write(json.dumps(row) + "\n")
+    for row in rows:
+        append_json_line(args.out, row)
     print(format_table(rows))
     print(
         f"{wall} s wall for {len(levels)} level(s) on {args.workers} worker(s); lines appended to {args.out}"

@@ -60,6 +60,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._results import append_json_line  # noqa: E402
 from bench.external_bot import ExternalBot, Turn  # noqa: E402
 from engine.evaluator import money_equity, terminal_probs  # noqa: E402
 from engine.match import MatchState  # noqa: E402
@@ -194,6 +195,7 @@ def exit_on_sigterm() -> None:
 
 
 PR_SET_PDEATHSIG = 1  # <sys/prctl.h>
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, not in every child between fork and exec
 
 
 def die_with_parent() -> None:
@@ -202,8 +204,7 @@ def die_with_parent() -> None:
     Workers keep SIGTERM's default action (die at once) on purpose: a Python handler runs only in the main
     thread, and when the signal lands on one of onnxruntime's threads while the main thread waits on the pool's
     queue lock, the handler never runs and the run's end hangs (seen once with a handler here)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+    if _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
 
 
@@ -704,8 +705,7 @@ def match_main(args: argparse.Namespace) -> int:
         "outdir": str(outdir),
         "seconds": round(time.time() - t0, 1),
     }
-    line = json.dumps(summary)
-    print(line)
+    print(json.dumps(summary))
     print(
         f"ours ({args.ours}) vs gnubg ({args.gnubg}): won {wins} of {len(done)} {args.length}-point matches "
         f"({summary['win_pct']}%, 95% CI {summary['win_ci95'][0]}-{summary['win_ci95'][1]}%); "
@@ -721,8 +721,7 @@ def match_main(args: argparse.Namespace) -> int:
                 f"[{args.analysis_plies}-ply analysis]"
             )
     if args.out:
-        with args.out.open("a") as fh:
-            fh.write(line + "\n")
+        append_json_line(args.out, summary)
     return 0
 
 
@@ -822,8 +821,7 @@ def money_main(args: argparse.Namespace) -> int:
     )
     if args.mode == "cube":
         summary.update(our_ms_per_cube=ms("our_cube"), gnubg_ms_per_cube=ms("gnubg_cube"))
-    line = json.dumps(summary)
-    print(line)
+    print(json.dumps(summary))
     what = {
         "cubeless": "cubeless money, the daemon's Player",
         "cube": "money with the cube, the daemon's Player",
@@ -836,8 +834,7 @@ def money_main(args: argparse.Namespace) -> int:
         f"over {summary['games']} games (duplicate dice)"
     )
     if args.out:
-        with args.out.open("a") as fh:
-            fh.write(line + "\n")
+        append_json_line(args.out, summary)
     return 0
 
 

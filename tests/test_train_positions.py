@@ -32,3 +32,10 @@ def test_only_writes_the_named_shards_and_seeds_them_as_a_full_run_would(
     before = (part / "shard_0002.npz").stat().st_mtime_ns
     positions.main(["--out", str(part), "--shards", "4", "--games", "2", "--seed", "3", "--only", "2"])
     assert (part / "shard_0002.npz").stat().st_mtime_ns == before
+
+
+def test_shard_range_reads_a_range_or_one_shard() -> None:
+    from train.shards import shard_range
+
+    assert shard_range("8-39") == range(8, 40)
+    assert shard_range("8") == range(8, 9)

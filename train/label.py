@@ -23,6 +23,7 @@ import numpy as np
 
 from train import teacher
 from train.progress import progress
+from train.shards import shard_range
 
 CHUNK = 2_000
 
@@ -60,8 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     todo = [p for p in sorted(args.positions.glob("shard_*.npz")) if ".tmp" not in p.name]
     todo = [p for p in todo if not (args.out / p.name).exists()]
     if args.shards:
-        first, _, last = args.shards.partition("-")
-        wanted = range(int(first), int(last or first) + 1)
+        wanted = shard_range(args.shards)
         todo = [p for p in todo if int(p.stem.split("_")[1]) in wanted]
     t0 = time.time()
     n = sum(

@@ -23,6 +23,7 @@ from engine.moves import legal_plays
 from engine.position import Position
 from train import teacher
 from train.progress import progress
+from train.shards import shard_range
 
 
 def play_game(rng: random.Random, explore: float, noise: float, threads: int) -> list[Position]:
@@ -82,10 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    wanted = range(args.shards)
-    if args.only:
-        first, _, last = args.only.partition("-")
-        wanted = range(int(first), int(last or first) + 1)
+    wanted = shard_range(args.only) if args.only else range(args.shards)
     todo = [i for i in wanted if not (args.out / f"shard_{i:04d}.npz").exists()]
     total = 0
     t0 = time.time()
