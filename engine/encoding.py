@@ -16,10 +16,10 @@ Contact nets of gammond-v2 and later take ``N_CONTACT_INPUTS`` = 226: the 212 ab
 features of ``engine.features`` (hit chances, escapes, containment, anchor, rearmost chequer, pips to break
 contact; on roll first). ``encoder_for`` picks the encoding by a net's input width, so older nets keep working.
 
-Race nets of gammond-v3 and later take ``N_RACE_INPUTS`` = 242: the 212, then per side (on roll first) gnubg's two race-specific
-inputs: chequers off as 14 one-hot units (1 to 14 off; none and all fifteen leave them 0), so that the net can
-tell "one more off" apart at every count rather than read it from one scalar, and the crossovers (each chequer
-weighted by the quadrants it still has to cross to reach home, the bar counting four) / 10.
+Race nets of gammond-v3 and later take ``N_RACE_INPUTS`` = 242: the 212, then per side (on roll first) gnubg's
+two race-specific inputs: chequers off as 14 one-hot units (1 to 14 off; none and all fifteen leave them 0), so
+that the net can tell "one more off" apart at every count rather than read it from one scalar, and the crossovers
+(each chequer weighted by the quadrants it still has to cross to reach home, the bar counting four) / 10.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ import numpy as np
 from engine.encoding import ENCODERS, N_CONTACT_INPUTS, N_INPUTS, N_RACE_INPUTS
 from train.progress import progress
 
+# --inputs: the encoding's name and the width that picks it (engine.encoding.ENCODERS)
+INPUT_WIDTHS = {"base": N_INPUTS, "contact": N_CONTACT_INPUTS, "race": N_RACE_INPUTS}
+
 
 def load_data(positions: Path, labels: Path, net: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Boards, targets and a shard index for every labelled position of the net's class."""
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--net", choices=["contact", "crashed", "race"], required=True)
     ap.add_argument(
         "--inputs",
-        choices=["base", "contact", "race"],
+        choices=list(INPUT_WIDTHS),
         default="base",
         help=f"base: the {N_INPUTS} inputs of every net; contact: {N_CONTACT_INPUTS}, with engine.features; "
         f"race: {N_RACE_INPUTS}, with gnubg's chequers-off and crossover inputs",
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         probs = probs.copy()
         probs[home] = BearoffDatabase.load().evaluate_boards(boards[home])
         print(f"{int(home.sum())} bearoff positions relabelled exactly")
-    width = {"base": N_INPUTS, "contact": N_CONTACT_INPUTS, "race": N_RACE_INPUTS}[args.inputs]
+    width = INPUT_WIDTHS[args.inputs]
     x = torch.from_numpy(encode_all(boards, width))
     y = torch.from_numpy(probs.astype(np.float32))
     dev = torch.device(args.device)
