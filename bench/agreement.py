@@ -164,9 +164,11 @@ def random_cube_info(rng: random.Random, on_roll: int, for_cube: bool) -> CubeIn
 
 
 def self_play(
-    analyser: Analyser, n_moves: int, n_cube: int, seed: int
+    analyser: Analyser, n_moves: int, n_cube: int, seed: int, only: PositionClass | None = None
 ) -> tuple[list[Sample], list[Sample], int]:
-    """Seeded samples from noisy 0-ply self-play (distinct positions), and the number of games played."""
+    """Seeded samples from noisy 0-ply self-play (distinct positions), and the number of games played.
+
+    ``only``: chequer-play samples of that class alone (self-play goes on until there are ``n_moves``)."""
     rng = random.Random(seed)
     noise = Noise(SELF_PLAY_NOISE, deterministic=False, rng=random.Random(seed + 1))
     moves: dict[Position, tuple[int, int]] = {}
@@ -187,7 +189,8 @@ def self_play(
                 dice = (rng.randint(1, 6), rng.randint(1, 6))
             first = False
             plays = legal_plays(pos, dice)
-            if len(plays) > 1 and pos not in moves and rng.random() < keep:
+            wanted = only is None or pos.classify() == only
+            if len(plays) > 1 and pos not in moves and wanted and rng.random() < keep:
                 moves[pos] = dice
             ranked = analyser.search.rank(pos, dice, 0, perturb=noise)
             after = ranked[0].play.position
@@ -601,6 +604,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the nets whose noisy self-play picks the positions (default: the shipped nets), so that a "
         "candidate is judged on the same positions as the nets it would replace",
     )
+    ap.add_argument(
+        "--only",
+        choices=["contact", "crashed", "race"],
+        help="chequer-play positions of this class only, to measure a class's net on more than its share",
+    )
     args = ap.parse_args(argv)
     if not Path(GNUBG).exists():
         print(f"gnubg not found at {GNUBG}", file=sys.stderr)
@@ -614,7 +622,9 @@ def main(argv: list[str] | None = None) -> int:
     players = analyser
     if args.models is not None or args.positions_from is not None:
         players = Analyser.default(args.positions_from, threads=1)
-    move_samples, cube_samples, games = self_play(players, args.n, args.cube_n, args.seed)
+    move_samples, cube_samples, games = self_play(
+        players, args.n, args.cube_n, args.seed, PositionClass[args.only.upper()] if args.only else None
+    )
     counter = CountingEvaluator(analyser.search.evaluator)
     analyser.search.evaluator = counter  # type: ignore[assignment]
     print(
@@ -644,6 +654,7 @@ def main(argv: list[str] | None = None) -> int:
         "self_play_noise": SELF_PLAY_NOISE,
         "nets": analyser.name,
         "positions_from": players.name,
+        "only": args.only,
         "load_average_at_start": [round(x, 2) for x in load],
         "moves": move_report(move_samples, runs, answers),
         "cube": cube_report(

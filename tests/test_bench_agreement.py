@@ -42,3 +42,14 @@ def test_class_rows_hold_gnubg_0ply_beside_ours() -> None:
     assert contact["agree_0ply"] == 100.0 and contact["agree_gnubg_0ply"] == 0.0
     assert contact["loss_gnubg_0ply"] == 20.0
     assert report["agree_pct"]["gnubg_0ply"] == round(100 / 3, 1)
+
+
+def test_self_play_can_sample_one_class_only() -> None:
+    from bench.agreement import self_play
+    from engine.analyser import Analyser
+    from engine.position import PositionClass
+
+    moves, cube, games = self_play(Analyser.default(), 4, 1, seed=3, only=PositionClass.RACE)
+    assert len(moves) == 4 and games >= 1
+    assert {s.position.classify() for s in moves} == {PositionClass.RACE}
+    assert len(cube) == 1  # the cube samples are not filtered

@@ -69,6 +69,31 @@ def encode_all(boards: np.ndarray, width: int, chunk: int = 65_536) -> np.ndarra
     return np.concatenate([encode(boards[i : i + chunk]) for i in range(0, len(boards), chunk)])
 
 
+def with_rollouts(
+    boards: np.ndarray, probs: np.ndarray, val: np.ndarray, files: list[Path], net: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The teacher's race rows outside the bearoff databases give way to rolled-out ones.
+
+    bgsage 2-ply misjudges gammons and backgammons in lopsided races (0.10 for a gammon that a rollout puts at
+    0.86); mixing its labels with rollouts of similar positions would teach the average of the two."""
+    from engine.evaluator import route
+
+    if net != "race":
+        raise SystemExit("--rollouts holds race positions: use it with --net race")
+    home = route(boards)[1]
+    print(f"{int((~home).sum())} teacher-labelled race positions outside the bearoff databases dropped")
+    parts = [np.load(f) for f in files]
+    more_boards = np.concatenate([p["boards"] for p in parts])
+    more_probs = np.concatenate([p["probs"] for p in parts]).astype(probs.dtype)
+    held = np.arange(len(more_boards)) >= int(len(more_boards) * 0.95)  # the samples are in random order
+    print(f"{len(more_boards)} rolled-out positions, {int(held.sum())} of them held out")
+    return (
+        np.concatenate([boards[home], more_boards]),
+        np.concatenate([probs[home], more_probs]),
+        np.concatenate([val[home], held]),
+    )
+
+
 def build_model(hidden: list[int], width: int = N_INPUTS):  # type: ignore[no-untyped-def]
     import torch
 
@@ -117,6 +142,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="replace the labels of bearoff positions by the bearoff databases' exact probabilities",
     )
+    ap.add_argument(
+        "--rollouts",
+        type=Path,
+        action="append",
+        default=[],
+        help="race boards with rollout probabilities (train.rollouts, repeatable): they replace the teacher's "
+        "labels of every race position outside the bearoff databases; their last 5%% are held out",
+    )
     args = ap.parse_args(argv)
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -134,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         boards = np.concatenate([boards, more_boards])
         probs = np.concatenate([probs, more_probs])
         val = np.concatenate([val, np.zeros(len(more_boards), dtype=bool)])
+    if args.rollouts:
+        boards, probs, val = with_rollouts(boards, probs, val, args.rollouts, args.net)
     if args.exact_bearoff:
         # Every row, the extras' too: where the bearoff databases apply their numbers are exact; a teacher's
         # (bgsage 2-ply: MAE 0.017 of P(win) on these) are not.

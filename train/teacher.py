@@ -7,10 +7,12 @@ chequers negative, [25] own bar, [0] opponent's bar (a positive count).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.position import Position
+if TYPE_CHECKING:  # the labelling stages run where only numpy and bgsage are installed
+    from engine.position import Position
 
 
 def to_bgsage(board: np.ndarray) -> list[int]:
