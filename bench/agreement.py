@@ -2,6 +2,7 @@
 
     python -m bench.agreement [--n 1000] [--cube-n 300] [--seed 1] [--jobs 2] [--cpu 0]
                               [--out bench/results/agreement.jsonl] [--models DIR] [--positions-from DIR]
+                              [--only contact|crashed|race]
 
 Positions come from self-play of our own engine (the shipped nets unless ``--positions-from`` names others; a
 candidate given by ``--models`` is judged on the shipped nets' positions; 0-ply, Gaussian noise of sigma 0.03 on the candidates so that
@@ -9,7 +10,8 @@ the games wander off the best lines), seeded: ``--n`` positions with their roll 
 each with a cube state (money, centred or owned, or a 7-point match score with nobody 1-away), and
 ``--cube-n`` pre-roll positions where the player on roll may double (money or 7-point scores, post-Crawford
 included), half of them drawn from positions where our 0-ply P(win) is 0.60..0.95 so that cube decisions are
-not all trivial.
+not all trivial. ``--only`` keeps the chequer-play positions of one class (self-play goes on until there are
+``--n``), to judge a class's net on more positions than its share of a game.
 
 Measured, in this order:
 
