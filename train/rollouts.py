@@ -1,8 +1,9 @@
 """Label race positions by bgsage's cubeless rollouts: the race teacher's 2-ply misjudges what only playing out shows.
 
     python -m train.rollouts sample --positions train/data/round3/positions --n 150000 --out train/data/race_sample.npz
-    python -m train.rollouts run --sample train/data/race_sample.npz --out train/data/race_rollouts --procs 16 \
-        --trials 72 --seconds 480
+    python -m train.rollouts run --sample train/data/race_sample.npz --out train/data/race_ro --procs 16 \
+        --trials 72 --seconds 430
+    cp train/data/race_ro/merged.npz train/data/race_rollouts/race_72.npz   # what gammond-v3.1 was fitted on
 
 ``sample`` draws distinct race positions outside the bearoff databases' domain (those have exact labels) from
 positions shards. ``run`` rolls them out in chunks, one bgsage rollout strategy per worker process (its rollouts
