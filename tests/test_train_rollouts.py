@@ -58,6 +58,8 @@ def test_bgsage_rollout_seen_from_the_side_on_roll() -> None:
     assert probs[0] == pytest.approx(0.0, abs=1e-6)  # the side on roll cannot win
     assert probs[3] == pytest.approx(31 / 36, abs=1e-3)  # P(lose gammon): every roll but 2-2..6-6
     assert se >= 0.0
+    with pytest.raises(ValueError, match="races only"):
+        rollouts.rollout(_boards(CONTACT)[0])
 
 
 def test_rollouts_replace_the_teachers_race_rows_outside_the_databases(tmp_path: Path) -> None:

@@ -73,11 +73,18 @@ def _init(trials: int, seed: int) -> None:
 
 
 def rollout(board: np.ndarray) -> tuple[np.ndarray, float]:
-    """(probs, equity standard error) of one pre-roll (2, 25) board, side 0 on roll.
+    """(probs, equity standard error) of one pre-roll (2, 25) race board, side 0 on roll.
 
     bgsage rolls out post-move positions (the side that just moved, the other to roll): the same position seen
-    by the opponent, whose probabilities are then turned back to the side on roll."""
+    by the opponent, whose probabilities are then turned back to the side on roll. Races only: checked against
+    exact values there (tests/test_train_rollouts.py), while contact positions come back through this view with
+    probabilities outside [0, 1] (P(win) -0.24 and 1.52 with a chequer on the bar) or crash the process."""
     import bgbot_cpp
+
+    from engine.evaluator import route
+
+    if route(board[None])[2][0]:
+        raise ValueError("train.rollouts rolls out races only")
 
     res = _RO.rollout_position(bgbot_cpp.flip_board(to_bgsage(board)))  # type: ignore[attr-defined]
     return np.array(bgbot_cpp.invert_probs_py(list(res.mean_probs))), float(res.std_error)
