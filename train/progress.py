@@ -14,12 +14,13 @@ def progress(items: Iterable[T], desc: str = "", total: int | None = None) -> It
     try:
         from tqdm import tqdm
     except ImportError:
-        seq = list(items)
-        n = total or len(seq)
+        if total is None:  # a total given: stream (a pool's results arrive one by one)
+            items = list(items)
+            total = len(items)
         t0 = time.time()
-        for i, item in enumerate(seq, 1):
+        for i, item in enumerate(items, 1):
             yield item
-            print(f"\r{desc} {i}/{n} {time.time() - t0:.0f}s", end="", file=sys.stderr, flush=True)
+            print(f"\r{desc} {i}/{total} {time.time() - t0:.0f}s", end="", file=sys.stderr, flush=True)
         print(file=sys.stderr)
         return
     yield from tqdm(items, desc=desc, total=total, dynamic_ncols=True)

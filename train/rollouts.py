@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from train.progress import progress
 from train.teacher import to_bgsage
 
 CHUNK = 250
@@ -125,14 +126,18 @@ def run(sample_file: Path, out: Path, procs: int, trials: int, seconds: float, s
     ]
     done, t0 = 0, time.time()
     with mp.get_context("fork").Pool(procs, initializer=_init, initargs=(trials, seed)) as pool:
-        for k, n in enumerate(pool.imap_unordered(_chunk, jobs), 1):
+        chunks = progress(
+            pool.imap_unordered(_chunk, jobs), desc=f"rollouts ({CHUNK} a chunk)", total=len(jobs)
+        )
+        for k, n in enumerate(chunks, 1):
             done += n
-            if k % procs == 0:
-                total = merge(out)
-                rate = done / max(time.time() - t0, 1e-9)
-                print(f"{done} rolled out ({total} in merged.npz), {rate:.0f} a second", flush=True)
+            if k % procs == 0:  # a run cut short keeps a usable merged file
+                merge(out)
     total = merge(out)
-    print(f"{done} positions rolled out in {time.time() - t0:.0f} s; {total} in {out / 'merged.npz'}")
+    rate = done / max(time.time() - t0, 1e-9)
+    print(
+        f"{done} positions rolled out in {time.time() - t0:.0f} s ({rate:.0f} a second); {total} in {out / 'merged.npz'}"
+    )
     return total
 
 
