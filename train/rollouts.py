@@ -46,10 +46,11 @@ def sample(positions: list[Path], n: int, seed: int) -> np.ndarray:
 
 
 _RO: object = None
+_DB: object = None  # the rollout keeps a bare pointer to its bearoff database: this reference keeps it alive
 
 
 def _init(trials: int, seed: int) -> None:
-    global _RO
+    global _RO, _DB
     import bgbot_cpp
     from bgsage.weights import bearoff_db_path, default_weights
 
@@ -67,10 +68,12 @@ def _init(trials: int, seed: int) -> None:
         seed=seed,
     )
     path = bearoff_db_path()
+    _DB = None
     if path:
         db = bgbot_cpp.BearoffDB()
         if db.load(path):
             bgbot_cpp.rollout_set_bearoff_db(_RO, db)
+            _DB = db
 
 
 def rollout(board: np.ndarray) -> tuple[np.ndarray, float]:
