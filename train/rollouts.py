@@ -81,8 +81,9 @@ def rollout(board: np.ndarray) -> tuple[np.ndarray, float]:
 
     bgsage rolls out post-move positions (the side that just moved, the other to roll): the same position seen
     by the opponent, whose probabilities are then turned back to the side on roll. Races only: checked against
-    exact values there (tests/test_train_rollouts.py), while contact positions come back through this view with
-    probabilities outside [0, 1] (P(win) -0.24 and 1.52 with a chequer on the bar) or crash the process."""
+    exact values there (tests/test_train_rollouts.py). Contact positions gave probabilities outside [0, 1] and
+    once crashed the process while the bearoff database was read after free (see ``_DB``); three checked since
+    agree with the teacher, too few to lift the refusal."""
     import bgbot_cpp
 
     from engine.evaluator import route
