@@ -3,13 +3,12 @@
     python -m bench.race_rollouts [--models DIR ...] [--teacher]
 
 The rollouts (``train.rollouts``: bgsage's own net plays 72 trials of each race to the end, with variance
-reduction; the equity's standard error averages 0.012) are the reference; ``train.fit --rollouts`` holds out
-their last 5%, which this bench scores. Each ``--models`` folder (default: the shipped nets) is scored through
+reduction; the held-out rows' equity standard error averages 0.009) are the reference; ``train.fit --rollouts``
+holds out their last 5% (``train.rollouts.held_out_rows``), which this bench scores. Each ``--models`` folder (default: the shipped nets) is scored through
 the evaluator the player uses; ``--teacher`` adds bgsage 2-ply, the labels of the race nets before v3.1.
 
 Per evaluator: mean absolute error of the cubeless money equity and its bias, the share of positions off by
-more than 0.05 and 0.1, and the MAE of P(win). Part of every error is the rollouts' own noise (about 0.009 of
-the MAE). A table goes to stdout, a JSON line to ``--out``, histograms of the errors to ``--png``.
+more than 0.05 and 0.1, and the MAE of P(win). Part of every error is the rollouts' own noise. A table goes to stdout, a JSON line to ``--out``, histograms of the errors to ``--png``.
 """
 
 from __future__ import annotations
@@ -27,9 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench._results import append_json_line  # noqa: E402
 from engine.evaluator import money_equity  # noqa: E402
+from train.rollouts import held_out_rows  # noqa: E402
 
 ROLLOUTS = ROOT / "train" / "data" / "race_rollouts" / "race_72.npz"
-HELD_OUT = 0.95  # train.fit --rollouts trains on the rows before this fraction
 DEFAULT_OUT = HERE / "results" / "race_rollouts.jsonl"
 DEFAULT_PNG = HERE / "results" / "race_rollouts.png"
 
@@ -37,8 +36,8 @@ DEFAULT_PNG = HERE / "results" / "race_rollouts.png"
 def held_out(path: Path = ROLLOUTS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Boards, rolled-out probabilities and standard errors of the rows ``train.fit --rollouts`` held out."""
     data = np.load(path)
-    start = int(len(data["boards"]) * HELD_OUT)
-    return data["boards"][start:], data["probs"][start:].astype(np.float64), data["se"][start:]
+    rows = held_out_rows(len(data["boards"]))
+    return data["boards"][rows], data["probs"][rows].astype(np.float64), data["se"][rows]
 
 
 def score(probs: np.ndarray, reference: np.ndarray) -> tuple[dict[str, float], np.ndarray]:

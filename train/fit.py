@@ -77,6 +77,7 @@ def with_rollouts(
     bgsage 2-ply misjudges gammons and backgammons in lopsided races (0.10 for a gammon that a rollout puts at
     0.86); mixing its labels with rollouts of similar positions would teach the average of the two."""
     from engine.evaluator import route
+    from train.rollouts import held_out_rows
 
     if net != "race":
         raise SystemExit("--rollouts holds race positions: use it with --net race")
@@ -85,7 +86,7 @@ def with_rollouts(
     parts = [np.load(f) for f in files]
     more_boards = np.concatenate([p["boards"] for p in parts])
     more_probs = np.concatenate([p["probs"] for p in parts]).astype(probs.dtype)
-    held = np.arange(len(more_boards)) >= int(len(more_boards) * 0.95)  # the samples are in random order
+    held = held_out_rows(len(more_boards))
     print(f"{len(more_boards)} rolled-out positions, {int(held.sum())} of them held out")
     return (
         np.concatenate([boards[home], more_boards]),

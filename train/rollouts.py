@@ -26,6 +26,14 @@ from train.progress import progress
 from train.teacher import to_bgsage
 
 CHUNK = 250
+HELD_OUT = (
+    0.95  # the rows of a rollouts file from this fraction on are held out (its samples are in random order)
+)
+
+
+def held_out_rows(n: int) -> np.ndarray:
+    """Which of ``n`` rolled-out rows ``train.fit --rollouts`` holds out and ``bench.race_rollouts`` scores."""
+    return np.arange(n) >= int(n * HELD_OUT)
 
 
 def sample(positions: list[Path], n: int, seed: int) -> np.ndarray:
