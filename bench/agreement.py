@@ -401,6 +401,20 @@ KEYS = ("agree", "asgood", "loss")  # per class: same move, a move as good by gn
 CLASS_CHOOSERS = {"our_0ply": "0ply", "our_2ply": "2ply", "gnubg_0ply": "gnubg_0ply"}
 
 
+def paired_interval(diffs: Sequence[float], scale: float) -> list[float] | None:
+    """Mean of per-position differences and its 95% half-width, scaled (100 for rates in points of %)."""
+    if len(diffs) < 2:
+        return None
+    d = np.asarray(diffs, dtype=float) * scale
+    return [round(float(d.mean()), 2), round(1.96 * float(d.std(ddof=1)) / len(d) ** 0.5, 2)]
+
+
+def _judged(move: str, known: dict[str, float], gnubg_best: str) -> tuple[float, float, float]:
+    """Same move, as good, mEMG lost: a choice as gnubg 2-ply judges it (KEYS' order)."""
+    good = move == gnubg_best or known[move] >= known[gnubg_best] - 1e-6
+    return float(move == gnubg_best), float(good), 1000.0 * (max(known.values()) - known[move])
+
+
 def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, dict]) -> dict[str, object]:
     who_all = ("our_0ply", "our_2ply", "gnubg_0ply", "gnubg_2ply")
     agree: dict[str, list[bool]] = {w: [] for w in who_all}
@@ -408,6 +422,8 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
     # sure wins) often hold several moves of equal equity; which one a program lists first is not a skill.
     as_good: dict[str, list[bool]] = {w: [] for w in who_all}
     loss: dict[str, list[float]] = {w: [] for w in who_all}
+    # The target compares two choosers on the same positions, so its interval is the paired one.
+    paired: dict[str, list[float]] = {k: [] for k in KEYS}
     by_class: dict[str, dict[str, list[float]]] = {}
     errors: list[str] = []
     check_diff = 0.0
@@ -445,6 +461,11 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
                 row[f"agree_{d}"].append(float(chosen == gnubg_best))
                 row[f"asgood_{d}"].append(float(good))
                 row[f"loss_{d}"].append(1000.0 * (best - known[chosen]))
+        ours, theirs = run.choice.get("our_0ply"), run.choice.get("gnubg_0ply")
+        if ours in known and theirs in known:
+            a, b = _judged(ours, known, gnubg_best), _judged(theirs, known, gnubg_best)
+            for key, x, y in zip(KEYS, a, b, strict=True):
+                paired[key].append(x - y)
     return {
         "positions": len(samples),
         "scored": len(agree["our_0ply"]),
@@ -466,6 +487,9 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
                 },
             }
             for c, r in sorted(by_class.items())
+        },
+        "ours_minus_gnubg_0ply": {
+            k: paired_interval(v, 100.0 if k != "loss" else 1.0) for k, v in paired.items()
         },
         "gnubg_filter_missed": filter_missed,
         "explicit_vs_hint_max_diff": check_diff,
@@ -557,6 +581,12 @@ def print_table(result: dict[str, Any]) -> None:
         print(
             f"  {who:<12} {mv['agree_pct'][who]:>9}% {mv['as_good_pct'][who]:>7}% {mv['loss_memg'][who]:>10} "
             f"{mv['loss_over_20memg_pct'][who]:>8}%"
+        )
+    if diff := mv.get("ours_minus_gnubg_0ply"):
+        print(
+            "  ours - gnubg at 0-ply, same positions (95%): "
+            + ", ".join(f"{k} {v[0]:+} ± {v[1]}" for k, v in diff.items() if v)
+            + " (points of %, mEMG)"
         )
     for cls, row in mv["by_class"].items():
         print(

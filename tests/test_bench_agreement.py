@@ -53,3 +53,18 @@ def test_self_play_can_sample_one_class_only() -> None:
     assert len(moves) == 4 and games >= 1
     assert {s.position.classify() for s in moves} == {PositionClass.RACE}
     assert len(cube) == 1  # the cube samples are not filtered
+
+
+def test_ours_minus_gnubg_is_paired_on_the_same_positions() -> None:
+    samples = [_sample(RACE)] * 4
+    choices = [("x", "x"), ("y", "x"), ("x", "y"), ("x", "y")]  # ours, gnubg 0-ply
+    runs = [
+        MoveRun(choice={"our_0ply": o, "our_2ply": o, "gnubg_0ply": g, "gnubg_2ply": "x"}) for o, g in choices
+    ]
+    answers = {i: _answer({"x": 0.500, "y": 0.490}) for i in range(4)}
+    diff = move_report(samples, runs, answers)["ours_minus_gnubg_0ply"]
+    # per position, same move: 0, -1, +1, +1 (points of 100%); loss: 0, +10, -10, -10 mEMG
+    assert diff["agree"][0] == 25.0 and diff["loss"][0] == -2.5
+    sd = (sum((d - 0.25) ** 2 for d in (0, -1, 1, 1)) / 3) ** 0.5
+    assert diff["agree"][1] == round(1.96 * 100 * sd / 2, 2)
+    assert diff["asgood"] == diff["agree"]
