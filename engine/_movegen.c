@@ -999,6 +999,119 @@ static PyObject *features(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* -- inputs of the nets and the class of each board (engine.encoding.encode, engine.evaluator.route) ------- */
+
+/* engine.encoding.encode for one board: 200 one-hot-ish counts, then 6 numbers per side. Every number is an
+   integer count divided once by a constant, as numpy computes it in float32, so the two agree bit for bit. */
+static void encode_one(const uint8_t *board, float *out) {
+    for (int s = 0; s < 2; s++) {
+        const uint8_t *b = board + 25 * s;
+        float *o = out + 100 * s;
+        for (int p = 0; p < 25; p++) {
+            int c = b[p];
+            o[4 * p + 0] = (float)(p == 24 ? c >= 1 : c == 1);
+            o[4 * p + 1] = (float)(p == 24 ? c >= 2 : c == 2);
+            o[4 * p + 2] = (float)(c >= 3);
+            o[4 * p + 3] = (float)(c > 3 ? c - 3 : 0) / 2.0f;
+        }
+        int total = 0, pips = 0, back = 0, home_made = 0, run = 0, longest = 0, blots = 0;
+        for (int p = 0; p < 25; p++) {
+            total += b[p];
+            pips += b[p] * (p + 1);
+            if (p >= 18)
+                back += b[p];
+        }
+        for (int p = 0; p < 24; p++) {
+            int made = b[p] >= 2;
+            home_made += made && p < 6;
+            run = made ? run + 1 : 0;
+            longest = run > longest ? run : longest;
+            blots += b[p] == 1;
+        }
+        float *f = out + 200 + 6 * s;
+        f[0] = (float)(15 - total) / 15.0f;
+        f[1] = (float)pips / 167.0f;
+        f[2] = (float)back / 15.0f;
+        f[3] = (float)home_made / 6.0f;
+        f[4] = (float)(longest < 6 ? longest : 6) / 6.0f;
+        f[5] = (float)blots / 15.0f;
+    }
+}
+
+static PyObject *encode(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    int with_features = 0;
+    if (!PyArg_ParseTuple(args, "y*|p:encode", &buf, &with_features))
+        return NULL;
+    if (buf.len % 50) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "encode() takes whole boards of 2 x 25 bytes");
+        return NULL;
+    }
+    if (with_features && !escapes_ready)
+        escapes_init();
+    Py_ssize_t n = buf.len / 50, width = with_features ? 226 : 212;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, n * width * (Py_ssize_t)sizeof(float));
+    if (result) {
+        float *out = (float *)PyBytes_AS_STRING(result);
+        const uint8_t *in = buf.buf;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            const uint8_t *me = in + 50 * i, *opp = me + 25;
+            float *o = out + width * i;
+            encode_one(me, o);
+            if (with_features) {
+                side_features(me, opp, o + 212);
+                side_features(opp, me, o + 219);
+            }
+        }
+    }
+    PyBuffer_Release(&buf);
+    return result;
+}
+
+/* engine.evaluator.route for one board: over, home (bearoff domain), contact, crashed, as gnubg classifies. */
+static void route_one(const uint8_t *board, uint8_t *out) {
+    int counts[2], back[2], crashed_side[2];
+    for (int s = 0; s < 2; s++) {
+        const uint8_t *b = board + 25 * s;
+        counts[s] = 0;
+        back[s] = -1;
+        for (int p = 0; p < 25; p++) {
+            counts[s] += b[p];
+            if (b[p] > 0)
+                back[s] = p;
+        }
+        int b0 = b[0], b1 = b[1], c = counts[s];
+        crashed_side[s] = c <= 6 || (b0 > 1 ? (c - b0 <= 6) || (b1 > 1 && 1 + c - (b0 + b1) <= 6) : c - (b1 - 1) <= 6);
+    }
+    int over = counts[0] == 0 || counts[1] == 0;
+    out[0] = (uint8_t)over;
+    out[1] = (uint8_t)(!over && back[0] < 6 && back[1] < 6);
+    out[2] = (uint8_t)(!over && back[0] + back[1] > 22);
+    out[3] = (uint8_t)(out[2] && (crashed_side[0] || crashed_side[1]));
+}
+
+static PyObject *route(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*:route", &buf))
+        return NULL;
+    if (buf.len % 50) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "route() takes whole boards of 2 x 25 bytes");
+        return NULL;
+    }
+    Py_ssize_t n = buf.len / 50;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, 4 * n);
+    if (result) {
+        uint8_t *out = (uint8_t *)PyBytes_AS_STRING(result);
+        const uint8_t *in = buf.buf;
+        for (Py_ssize_t i = 0; i < n; i++)
+            route_one(in + 50 * i, out + 4 * i);
+    }
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Position, Move, Play, InvalidPositionError, generic_hash=False): the classes legal_plays builds\n"
@@ -1018,6 +1131,12 @@ static PyMethodDef methods[] = {
     {"features", features, METH_VARARGS,
      "features(boards: bytes) -> bytes: engine.features.features for n boards of 50 bytes (player on roll\n"
      "first), as n x 14 float32 in native byte order."},
+    {"encode", encode, METH_VARARGS,
+     "encode(boards: bytes, features=False) -> bytes: engine.encoding.encode for n boards of 50 bytes (player on\n"
+     "roll first) as n x 212 float32 in native byte order; with features, n x 226 (engine.encoding.encode_contact)."},
+    {"route", route, METH_VARARGS,
+     "route(boards: bytes) -> bytes: engine.evaluator.route for n boards of 50 bytes, as n x 4 flags (over, home,\n"
+     "contact, crashed)."},
     {NULL, NULL, 0, NULL},
 };
 

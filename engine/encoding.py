@@ -1,4 +1,4 @@
-"""Neural-net input encoding, vectorised over a batch with numpy.
+"""Neural-net input encoding, vectorised over a batch with numpy (and in C where engine.moves uses C).
 
 Boards travel as an int array of shape (n, 2, 25): side 0 = the player on roll, side 1 = the opponent, each in its
 own numbering (index i = point i + 1, index 24 = bar), exactly the layout of ``Position.me`` / ``Position.opp``.
@@ -68,8 +68,8 @@ def boards_to_positions(boards: np.ndarray) -> list[Position]:
     return [Position._trusted(tuple(map(int, b[0])), tuple(map(int, b[1]))) for b in boards]
 
 
-def encode(boards: np.ndarray) -> np.ndarray:
-    """float32 inputs of shape (n, N_INPUTS) for boards of shape (n, 2, 25)."""
+def encode_numpy(boards: np.ndarray) -> np.ndarray:
+    """float32 inputs of shape (n, N_INPUTS) for boards of shape (n, 2, 25) (the reference of ``encode``)."""
     b = np.asarray(boards, dtype=np.float32)
     if b.ndim != 3 or b.shape[1:] != (2, 25):
         raise ValueError(f"boards must have shape (n, 2, 25), not {b.shape}")
@@ -98,10 +98,32 @@ def encode(boards: np.ndarray) -> np.ndarray:
     return out
 
 
-def encode_contact(boards: np.ndarray) -> np.ndarray:
-    """float32 inputs of shape (n, N_CONTACT_INPUTS): ``encode`` and then ``engine.features``."""
-    base = encode(boards)
-    return np.concatenate([base, features.features(boards)], axis=1)
+def encode_contact_numpy(boards: np.ndarray) -> np.ndarray:
+    """float32 inputs of shape (n, N_CONTACT_INPUTS): ``encode`` and then ``engine.features`` (the reference)."""
+    base = encode_numpy(boards)
+    return np.concatenate([base, features.features_numpy(boards)], axis=1)
+
+
+def _encode_c(boards: np.ndarray, with_features: bool = False) -> np.ndarray:
+    raw = np.ascontiguousarray(boards, dtype=np.uint8)
+    if raw.ndim != 3 or raw.shape[1:] != (2, 25):
+        raise ValueError(f"boards must have shape (n, 2, 25), not {raw.shape}")
+    width = N_CONTACT_INPUTS if with_features else N_INPUTS
+    return np.frombuffer(_movegen.encode(raw, with_features), dtype=np.float32).reshape(len(raw), width)
+
+
+def _encode_contact_c(boards: np.ndarray) -> np.ndarray:
+    return _encode_c(boards, True)
+
+
+# The numpy encoding costs a 2-ply search as much time as its nets do; the C one computes the same numbers bit
+# for bit (each input is an integer count divided once by a constant). Used where engine.features uses C.
+encode, encode_contact = encode_numpy, encode_contact_numpy
+if features.IMPLEMENTATION == "c":
+    from engine import _movegen  # type: ignore[attr-defined]
+
+    if hasattr(_movegen, "encode"):
+        encode, encode_contact = _encode_c, _encode_contact_c
 
 
 def race_inputs(boards: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
+from engine import encoding
 from engine.encoding import ENCODERS, boards_to_positions, positions_to_array
 from engine.errors import EngineError
 from engine.position import Position, PositionClass
@@ -152,7 +153,7 @@ class NetEvaluator:
 _IDX = np.arange(25)
 
 
-def route(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def route_numpy(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vectorised gnubg classification of (n, 2, 25) boards: (over, home, contact, crashed) masks.
 
     ``home``: every chequer of both sides within its own points 1-6 (the bearoff databases' domain);
@@ -170,6 +171,21 @@ def route(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     )
     crashed = contact & crashed_side.any(axis=1)
     return over, home, contact, crashed
+
+
+def _route_c(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    raw = np.ascontiguousarray(boards, dtype=np.uint8)
+    flags = np.frombuffer(_movegen.route(raw), dtype=np.bool_).reshape(len(raw), 4)
+    return flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
+
+
+# In C where the encodings are (engine.encoding): the same masks, without numpy's temporaries per call.
+route = route_numpy
+if encoding.encode is not encoding.encode_numpy:
+    from engine import _movegen  # type: ignore[attr-defined]
+
+    if hasattr(_movegen, "route"):
+        route = _route_c
 
 
 def terminal_rows(boards: np.ndarray) -> np.ndarray:
