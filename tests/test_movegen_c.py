@@ -126,3 +126,25 @@ def test_pure_python_env_var_forces_the_fallback() -> None:
     expected = "c" if importlib.util.find_spec("engine._movegen") else "python"
     assert _implementation_in_child("0") == expected
     assert _implementation_in_child(None) == expected
+
+
+def test_the_encodings_follow_the_generator_into_the_fallback() -> None:
+    code = (
+        "import engine.encoding as e, engine.evaluator as v, engine.features as f, engine.moves as m; "
+        "print(m.IMPLEMENTATION, f.IMPLEMENTATION, e.encode.__name__, e.encode_contact.__name__, v.route.__name__)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "GAMMOND_PURE_PYTHON"}
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**env, "GAMMOND_PURE_PYTHON": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.stdout.split() == ["python", "numpy", "encode_numpy", "encode_contact_numpy", "route_numpy"]
+    if importlib.util.find_spec("engine._movegen"):
+        run = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        )
+        assert run.stdout.split() == ["c", "c", "_encode_c", "_encode_contact_c", "_route_c"]
