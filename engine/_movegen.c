@@ -973,15 +973,21 @@ static void side_features(const uint8_t *me, const uint8_t *opp, float *out) {
     out[6] = (float)(pips / 100.0);
 }
 
+/* Whether a buffer holds whole 50-byte boards; if not, releases it and sets ValueError naming the function. */
+static int whole_boards(Py_buffer *buf, const char *function) {
+    if (buf->len % 50 == 0)
+        return 1;
+    PyBuffer_Release(buf);
+    PyErr_Format(PyExc_ValueError, "%s() takes whole boards of 2 x 25 bytes", function);
+    return 0;
+}
+
 static PyObject *features(PyObject *self, PyObject *args) {
     Py_buffer buf;
     if (!PyArg_ParseTuple(args, "y*:features", &buf))
         return NULL;
-    if (buf.len % 50) {
-        PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "features() takes whole boards of 2 x 25 bytes");
+    if (!whole_boards(&buf, "features"))
         return NULL;
-    }
     if (!escapes_ready)
         escapes_init();
     Py_ssize_t n = buf.len / 50;
@@ -1043,11 +1049,8 @@ static PyObject *encode(PyObject *self, PyObject *args) {
     int with_features = 0;
     if (!PyArg_ParseTuple(args, "y*|p:encode", &buf, &with_features))
         return NULL;
-    if (buf.len % 50) {
-        PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "encode() takes whole boards of 2 x 25 bytes");
+    if (!whole_boards(&buf, "encode"))
         return NULL;
-    }
     if (with_features && !escapes_ready)
         escapes_init();
     Py_ssize_t n = buf.len / 50, width = with_features ? 226 : 212;
@@ -1095,11 +1098,8 @@ static PyObject *route(PyObject *self, PyObject *args) {
     Py_buffer buf;
     if (!PyArg_ParseTuple(args, "y*:route", &buf))
         return NULL;
-    if (buf.len % 50) {
-        PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "route() takes whole boards of 2 x 25 bytes");
+    if (!whole_boards(&buf, "route"))
         return NULL;
-    }
     Py_ssize_t n = buf.len / 50;
     PyObject *result = PyBytes_FromStringAndSize(NULL, 4 * n);
     if (result) {
