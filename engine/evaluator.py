@@ -175,6 +175,8 @@ def route_numpy(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 def _route_c(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     raw = np.ascontiguousarray(boards, dtype=np.uint8)
+    if raw.ndim != 3 or raw.shape[1:] != (2, 25):
+        raise ValueError(f"boards must have shape (n, 2, 25), not {raw.shape}")
     flags = np.frombuffer(_movegen.route(raw), dtype=np.bool_).reshape(len(raw), 4)
     return flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
 

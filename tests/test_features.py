@@ -177,5 +177,8 @@ def test_c_encodings_and_classes_equal_the_numpy_references() -> None:
     over, home, contact, crashed = ev.route(odd)
     assert over.any() and home.any() and contact.any() and crashed.any() and (~contact & ~over).any()
     assert enc.encode(legal[:0]).shape == (0, N_INPUTS) and enc.encode_contact(legal[:0]).shape == (0, 226)
-    with pytest.raises(ValueError):
-        enc.encode(np.zeros((1, 2, 24), dtype=np.int8))
+    for wrong in (np.zeros((1, 2, 24), dtype=np.int8), np.zeros((2, 50), dtype=np.int8)):
+        with pytest.raises(ValueError):
+            enc.encode(wrong)
+        with pytest.raises(ValueError):
+            ev.route(wrong)
