@@ -29,7 +29,7 @@ from itertools import chain
 
 import numpy as np
 
-from engine import features
+from engine import features, moves
 from engine.errors import InvalidPositionError
 from engine.position import Position
 
@@ -105,11 +105,9 @@ def encode_contact_numpy(boards: np.ndarray) -> np.ndarray:
 
 
 def _encode_c(boards: np.ndarray, with_features: bool = False) -> np.ndarray:
-    raw = np.ascontiguousarray(boards, dtype=np.uint8)
-    if raw.ndim != 3 or raw.shape[1:] != (2, 25):
-        raise ValueError(f"boards must have shape (n, 2, 25), not {raw.shape}")
+    raw = moves.uint8_boards(boards)
     width = N_CONTACT_INPUTS if with_features else N_INPUTS
-    return np.frombuffer(_movegen.encode(raw, with_features), dtype=np.float32).reshape(len(raw), width)
+    return np.frombuffer(_C.encode(raw, with_features), dtype=np.float32).reshape(len(raw), width)
 
 
 def _encode_contact_c(boards: np.ndarray) -> np.ndarray:
@@ -117,13 +115,11 @@ def _encode_contact_c(boards: np.ndarray) -> np.ndarray:
 
 
 # The numpy encoding costs a 2-ply search as much time as its nets do; the C one computes the same numbers bit
-# for bit (each input is an integer count divided once by a constant). Used where engine.features uses C.
-encode, encode_contact = encode_numpy, encode_contact_numpy
-if features.IMPLEMENTATION == "c":
-    from engine import _movegen  # type: ignore[attr-defined]
-
-    if hasattr(_movegen, "encode"):
-        encode, encode_contact = _encode_c, _encode_contact_c
+# for bit (each input is an integer count divided once by a constant). Used where engine.moves uses C.
+_C = moves.c_extension()
+encode, encode_contact = (
+    (_encode_c, _encode_contact_c) if hasattr(_C, "encode") else (encode_numpy, encode_contact_numpy)
+)
 
 
 def race_inputs(boards: np.ndarray) -> np.ndarray:

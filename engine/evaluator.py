@@ -16,9 +16,9 @@ from typing import Protocol
 
 import numpy as np
 
-from engine import encoding
 from engine.encoding import ENCODERS, boards_to_positions, positions_to_array
 from engine.errors import EngineError
+from engine.moves import c_extension, uint8_boards
 from engine.position import Position, PositionClass
 
 WIN, WIN_G, WIN_BG, LOSE_G, LOSE_BG = range(5)
@@ -174,20 +174,14 @@ def route_numpy(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
 
 
 def _route_c(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    raw = np.ascontiguousarray(boards, dtype=np.uint8)
-    if raw.ndim != 3 or raw.shape[1:] != (2, 25):
-        raise ValueError(f"boards must have shape (n, 2, 25), not {raw.shape}")
-    flags = np.frombuffer(_movegen.route(raw), dtype=np.bool_).reshape(len(raw), 4)
+    raw = uint8_boards(boards)
+    flags = np.frombuffer(_C.route(raw), dtype=np.bool_).reshape(len(raw), 4)
     return flags[:, 0], flags[:, 1], flags[:, 2], flags[:, 3]
 
 
-# In C where the encodings are (engine.encoding): the same masks, without numpy's temporaries per call.
-route = route_numpy
-if encoding.encode is not encoding.encode_numpy:
-    from engine import _movegen  # type: ignore[attr-defined]
-
-    if hasattr(_movegen, "route"):
-        route = _route_c
+# In C where engine.moves uses C: the same masks, without numpy's temporaries per call.
+_C = c_extension()
+route = _route_c if hasattr(_C, "route") else route_numpy
 
 
 def terminal_rows(boards: np.ndarray) -> np.ndarray:

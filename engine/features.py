@@ -167,18 +167,12 @@ def features_numpy(boards: np.ndarray) -> np.ndarray:
 
 
 def _features_c(boards: np.ndarray) -> np.ndarray:
-    raw = np.ascontiguousarray(boards, dtype=np.uint8)
-    if raw.ndim != 3 or raw.shape[1:] != (2, 25):
-        raise ValueError(f"boards must have shape (n, 2, 25), not {raw.shape}")
-    return np.frombuffer(_movegen.features(raw), dtype=np.float32).reshape(len(raw), 2 * N_PER_SIDE)
+    raw = moves.uint8_boards(boards)
+    return np.frombuffer(_C.features(raw), dtype=np.float32).reshape(len(raw), 2 * N_PER_SIDE)
 
 
 # The C extension computes the same numbers bit for bit, 20-50 times faster on a search's small batches. It is
 # used exactly where engine.moves uses it (built, and GAMMOND_PURE_PYTHON not set).
-features = features_numpy
-if moves.IMPLEMENTATION == "c":
-    from engine import _movegen  # type: ignore[attr-defined]
-
-    if hasattr(_movegen, "features"):
-        features = _features_c
+_C = moves.c_extension()
+features = _features_c if hasattr(_C, "features") else features_numpy  # a build older than this file lacks it
 IMPLEMENTATION = "c" if features is _features_c else "numpy"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -255,6 +256,26 @@ _legal_plays_c = _load_extension()
 _generate = _legal_plays_c or _legal_plays_python
 IMPLEMENTATION = "c" if _legal_plays_c else "python"  # which generator legal_plays uses (for benchmarks)
 
+
+def c_extension() -> Any:
+    """``engine._movegen`` where legal_plays uses it (built, GAMMOND_PURE_PYTHON not set), else None: the other C
+    paths (children, features, encodings, route) follow this one switch."""
+    if _legal_plays_c is None:
+        return None
+    from engine import _movegen  # type: ignore[attr-defined]
+
+    return _movegen
+
+
+def uint8_boards(boards: np.ndarray) -> np.ndarray:
+    """(n, 2, 25) boards as the contiguous uint8 array the C functions read; InvalidPositionError (a ValueError)
+    for any other shape."""
+    b = np.ascontiguousarray(boards, dtype=np.uint8)
+    if b.ndim != 3 or b.shape[1:] != (2, 25):
+        raise InvalidPositionError(f"boards must have shape (n, 2, 25), not {b.shape}")
+    return b
+
+
 # The 21 distinct rolls, each with its weight out of 36, in the order roll_children lists them.
 ROLLS: tuple[tuple[tuple[int, int], int], ...] = tuple(
     ((a, b), 1 if a == b else 2) for a in range(1, 7) for b in range(a, 0, -1)
@@ -270,14 +291,10 @@ def roll_children(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     board and roll (a roll with no legal play has one child, the unchanged position). Boards are trusted to be
     legal positions (at most 15 chequers a side is checked).
     """
-    b = np.ascontiguousarray(boards, dtype=np.uint8)
-    if b.ndim != 3 or b.shape[1:] != (2, 25):
-        raise InvalidPositionError(f"boards must have shape (n, 2, 25), not {b.shape}")
-    if _legal_plays_c is not None:
-        from engine import _movegen  # type: ignore[attr-defined]
-
+    b = uint8_boards(boards)
+    if (c := c_extension()) is not None:
         try:
-            raw, counts = _movegen.children(b.tobytes())
+            raw, counts = c.children(b.tobytes())
         except ValueError as exc:
             raise InvalidPositionError(str(exc)) from None
         kids = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 2, 25)
@@ -291,17 +308,13 @@ def rolled_children(boards: np.ndarray, rolls: np.ndarray) -> tuple[np.ndarray, 
 
     Returns the children (m, 2, 25) grouped by board, and the int64 (n,) number of children per board.
     """
-    b = np.ascontiguousarray(boards, dtype=np.uint8)
+    b = uint8_boards(boards)
     r = np.asarray(rolls)
-    if b.ndim != 3 or b.shape[1:] != (2, 25):
-        raise InvalidPositionError(f"boards must have shape (n, 2, 25), not {b.shape}")
     if r.shape != (len(b),) or (len(r) and (r.min() < 0 or r.max() >= len(ROLLS))):
         raise ValueError(f"rolls must be one index in 0..{len(ROLLS) - 1} per board")
-    if _legal_plays_c is not None:
-        from engine import _movegen  # type: ignore[attr-defined]
-
+    if (c := c_extension()) is not None:
         try:
-            raw, counts = _movegen.rolled_children(b.tobytes(), r.astype(np.uint8).tobytes())
+            raw, counts = c.rolled_children(b.tobytes(), r.astype(np.uint8).tobytes())
         except ValueError as exc:
             raise InvalidPositionError(str(exc)) from None
         kids = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 2, 25)
