@@ -409,10 +409,10 @@ def paired_interval(diffs: Sequence[float], scale: float) -> list[float] | None:
     return [round(float(d.mean()), 2), round(1.96 * float(d.std(ddof=1)) / len(d) ** 0.5, 2)]
 
 
-def _judged(move: str, known: dict[str, float], gnubg_best: str) -> tuple[float, float, float]:
+def _judged(move: str, known: dict[str, float], gnubg_best: str, best: float) -> tuple[float, float, float]:
     """Same move, as good, mEMG lost: a choice as gnubg 2-ply judges it (KEYS' order)."""
     good = move == gnubg_best or known[move] >= known[gnubg_best] - 1e-6
-    return float(move == gnubg_best), float(good), 1000.0 * (max(known.values()) - known[move])
+    return float(move == gnubg_best), float(good), 1000.0 * (best - known[move])
 
 
 def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, dict]) -> dict[str, object]:
@@ -447,24 +447,23 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
             cls, {"n": [], **{f"{k}_{d}": [] for k in KEYS for d in CLASS_CHOOSERS.values()}}
         )
         row["n"].append(1)
+        judged: dict[str, tuple[float, float, float]] = {}
         for who in who_all:
             chosen = run.choice.get(who)
             if chosen is None or chosen not in known:
                 errors.append(f"sample {i}: no 2-ply equity for {who}'s choice")
                 continue
-            good = chosen == gnubg_best or known[chosen] >= known[gnubg_best] - 1e-6
-            agree[who].append(chosen == gnubg_best)
-            as_good[who].append(good)
-            loss[who].append(1000.0 * (best - known[chosen]))
+            same, good, lost = judged[who] = _judged(chosen, known, gnubg_best, best)
+            agree[who].append(bool(same))
+            as_good[who].append(bool(good))
+            loss[who].append(lost)
             if who in CLASS_CHOOSERS:
                 d = CLASS_CHOOSERS[who]
-                row[f"agree_{d}"].append(float(chosen == gnubg_best))
-                row[f"asgood_{d}"].append(float(good))
-                row[f"loss_{d}"].append(1000.0 * (best - known[chosen]))
-        ours, theirs = run.choice.get("our_0ply"), run.choice.get("gnubg_0ply")
-        if ours in known and theirs in known:
-            a, b = _judged(ours, known, gnubg_best), _judged(theirs, known, gnubg_best)
-            for key, x, y in zip(KEYS, a, b, strict=True):
+                row[f"agree_{d}"].append(same)
+                row[f"asgood_{d}"].append(good)
+                row[f"loss_{d}"].append(lost)
+        if "our_0ply" in judged and "gnubg_0ply" in judged:
+            for key, x, y in zip(KEYS, judged["our_0ply"], judged["gnubg_0ply"], strict=True):
                 paired[key].append(x - y)
     return {
         "positions": len(samples),
