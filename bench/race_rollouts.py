@@ -4,11 +4,13 @@
 
 The rollouts (``train.rollouts``: bgsage's own net plays 72 trials of each race to the end, with variance
 reduction; the held-out rows' equity standard error averages 0.009) are the reference; ``train.fit --rollouts``
-holds out their last 5% (``train.rollouts.held_out_rows``), which this bench scores. Each ``--models`` folder (default: the shipped nets) is scored through
-the evaluator the player uses; ``--teacher`` adds bgsage 2-ply, the labels of the race nets before v3.1.
+holds out their last 5% (``train.rollouts.held_out_rows``), which this bench scores. Each ``--models`` folder
+(default: the shipped nets) is scored through the evaluator the player uses; ``--teacher`` adds bgsage 2-ply, the
+labels of the race nets before v3.1.
 
 Per evaluator: mean absolute error of the cubeless money equity and its bias, the share of positions off by
-more than 0.05 and 0.1, and the MAE of P(win). Part of every error is the rollouts' own noise. A table goes to stdout, a JSON line to ``--out``, histograms of the errors to ``--png``.
+more than 0.05 and 0.1, and the MAE of P(win). Part of every error is the rollouts' own noise. A table goes to
+stdout, a JSON line to ``--out``, histograms of the errors to ``--png``.
 """
 
 from __future__ import annotations

@@ -26,9 +26,8 @@ from train.progress import progress
 from train.teacher import to_bgsage
 
 CHUNK = 250
-HELD_OUT = (
-    0.95  # the rows of a rollouts file from this fraction on are held out (its samples are in random order)
-)
+# The rows of a rollouts file from this fraction on are held out (its samples are in random order).
+HELD_OUT = 0.95
 
 
 def held_out_rows(n: int) -> np.ndarray:
