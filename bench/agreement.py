@@ -2,7 +2,7 @@
 
     python -m bench.agreement [--n 1000] [--cube-n 300] [--seed 1] [--jobs 2] [--cpu 0]
                               [--out bench/results/agreement.jsonl] [--models DIR] [--positions-from DIR]
-                              [--only contact|crashed|race]
+                              [--only contact|crashed|race] [--dump FILE]
 
 Positions come from self-play of our own engine (the shipped nets unless ``--positions-from`` names others; a
 candidate given by ``--models`` is judged on the shipped nets' positions; 0-ply, Gaussian noise of sigma 0.03 on the candidates so that
@@ -29,7 +29,9 @@ Measured, in this order:
 "As good" counts a choice whose gnubg 2-ply equity is not below that of gnubg 2-ply's own choice: in exact
 positions (bearoffs, sure wins) several moves often tie, and which one a program lists first is no skill.
 
-Prints a table and appends one JSON line to ``--out``.
+Prints a table and appends one JSON line to ``--out``. ``--dump`` also writes one JSON line per chequer-play
+position (its gnubg ID, roll, class, each chooser's resulting board and gnubg's 2-ply equity of every choice), to
+look at the disagreements themselves.
 """
 
 from __future__ import annotations
@@ -497,6 +499,31 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
     }
 
 
+def dump_rows(
+    samples: list[Sample], runs: list[MoveRun], answers: dict[int, dict]
+) -> list[dict[str, object]]:
+    """One record per judged chequer-play sample: who chose which board, and gnubg 2-ply's equity of each."""
+    rows = []
+    for i, (s, run) in enumerate(zip(samples, runs, strict=True)):
+        ans = answers.get(i)
+        if ans is None or "error" in ans or run.error:
+            continue
+        known = {m[1]: float(m[2]) for m in ans["moves"] if m[3] == 2}
+        known.update({k: float(v) for k, v in ans["extra"].items()})
+        rows.append(
+            {
+                "i": i,
+                "gnubgid": s.gnubg_id,
+                "dice": list(s.dice or ()),
+                "class": s.position.classify().name.lower(),
+                "gnubg_best": ans["moves"][0][1],
+                "choice": dict(run.choice),
+                "equity": {board: known.get(board) for board in {ans["moves"][0][1], *run.choice.values()}},
+            }
+        )
+    return rows
+
+
 def cube_report(
     samples: list[Sample],
     ours: list[tuple[CubeDecision, CubeDecision, list[float], float]],
@@ -640,6 +667,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=["contact", "crashed", "race"],
         help="chequer-play positions of this class only, to measure a class's net on more than its share",
     )
+    ap.add_argument("--dump", type=Path, help="write one JSON line per chequer-play position here")
     args = ap.parse_args(argv)
     if not Path(GNUBG).exists():
         print(f"gnubg not found at {GNUBG}", file=sys.stderr)
@@ -698,6 +726,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     print_table(result)
     print(json.dumps(result))
+    if args.dump is not None:
+        args.dump.write_text("".join(json.dumps(r) + "\n" for r in dump_rows(move_samples, runs, answers)))
     append_json_line(args.out, result)
     return 0
 

@@ -127,9 +127,35 @@ def actions(record: MatchRecord, swap: bool) -> list[list[tuple[object, ...]]]:
     return out
 
 
+def boards_after(record: MatchRecord, swap: bool) -> list[list[str]]:
+    """Each game's position ID after each action, from player 0's side of a record named (bot, opponent)."""
+    out: list[list[str]] = [[] for _ in record.games]
+    for step in record.steps():
+        position = step.after.position
+        mine = position if step.after.on_roll == (1 if swap else 0) else position.swap()
+        out[step.game - 1].append(mine.position_id)
+    return out
+
+
 def assert_same_match(archived: MatchRecord, served: MatchRecord, bot: str = "gammond") -> None:
+    """The archive holds the served match. Only a roll the bot never saw (it was on the wire when the bot died
+    or the line dropped) may differ: the tracker infers it from the next board, takes the first of several
+    rolls that give that board, and says so in the record's comment; the positions must still be the served
+    ones."""
     assert archived.names[0] == bot
-    assert actions(archived, False) == actions(served, served.names[0] != bot)
+    swap = served.names[0] != bot
+    mine, theirs = actions(archived, False), actions(served, swap)
+    if mine != theirs:
+        differ = [
+            (a, b)
+            for game_a, game_b in zip(mine, theirs, strict=True)
+            for a, b in zip(game_a, game_b, strict=True)
+            if a != b
+        ]
+        inferred = archived.comment.count("inferred from a board")
+        assert 0 < len(differ) <= inferred, (differ, archived.comment)
+        assert all(a[:2] == b[:2] and a[1] == ActionKind.MOVE and a[4] == b[4] for a, b in differ), differ
+        assert boards_after(archived, False) == boards_after(served, swap)
     assert archived.final_score == (
         served.final_score if served.names[0] == bot else served.final_score[::-1]
     )
