@@ -79,3 +79,19 @@ def test_rollouts_replace_the_teachers_race_rows_outside_the_databases(tmp_path:
     assert v[1:].sum() == 2  # the last 5% of the rolled-out rows are held out
     with pytest.raises(SystemExit):
         with_rollouts(boards, probs, val, [path], "contact")
+
+
+def test_deep_labels_blend_into_rolled_out_boards_and_add_the_others(tmp_path: Path) -> None:
+    boards = _boards(RACE, HOME)
+    probs = np.full((2, 5), 0.5, dtype=np.float32)
+    val = np.array([False, False])
+    ro = tmp_path / "ro.npz"
+    np.savez(ro, boards=_boards(FORCED_GAMMON, RACE), probs=np.full((2, 5), 0.1, dtype=np.float32))
+    deep = tmp_path / "deep.npz"
+    np.savez(deep, boards=_boards(RACE, CONTACT), probs=np.full((2, 5), 0.3, dtype=np.float32))
+    b, p, v = with_rollouts(boards, probs, val, [ro], "race", [deep], deep_weight=0.25)
+    assert [bytes(x) for x in b] == [bytes(x) for x in _boards(HOME, FORCED_GAMMON, RACE, CONTACT)]
+    assert p[:, 0].tolist() == pytest.approx([0.5, 0.1, 0.75 * 0.1 + 0.25 * 0.3, 0.3])
+    assert v.tolist() == [False, False, True, True]  # each kind's last row (of two) is held out
+    only_deep = with_rollouts(boards, probs, val, [], "race", [deep])[1]
+    assert only_deep[1:, 0].tolist() == pytest.approx([0.3, 0.3])
