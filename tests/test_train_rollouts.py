@@ -95,3 +95,17 @@ def test_deep_labels_blend_into_rolled_out_boards_and_add_the_others(tmp_path: P
     assert v.tolist() == [False, False, True, True]  # each kind's last row (of two) is held out
     only_deep = with_rollouts(boards, probs, val, [], "race", [deep])[1]
     assert only_deep[1:, 0].tolist() == pytest.approx([0.3, 0.3])
+
+
+def test_deep_labels_for_a_contact_net_blend_into_training_rows_only(tmp_path: Path) -> None:
+    from train.fit import with_deep
+
+    boards = _boards(CONTACT, RACE, CONTACT, HOME)
+    probs = np.full((4, 5), 0.5, dtype=np.float32)
+    val = np.array([False, False, True, False])  # the third row is the same board, held out
+    deep = tmp_path / "deep.npz"
+    np.savez(deep, boards=_boards(FORCED_GAMMON, CONTACT), probs=np.array([[0.2] * 5, [0.9] * 5], np.float32))
+    b, p, v = with_deep(boards, probs, val, [deep], 0.5)
+    assert len(b) == 5 and bytes(b[4]) == bytes(_boards(FORCED_GAMMON)[0])  # the new board is added
+    assert p[:, 0].tolist() == pytest.approx([0.7, 0.5, 0.5, 0.5, 0.2])  # the held-out twin keeps its label
+    assert v.tolist() == [False, False, True, False, False]

@@ -1,6 +1,8 @@
 """Label boards by the engine's own n-ply search: depth distilled into the 0-ply nets.
 
-    python -m train.deepen --boards train/data/race_sample.npz --out train/data/race_2ply --plies 2 --procs 2
+    python -m train.deepen run --boards train/data/race_sample.npz --out train/data/race_2ply --plies 2 --procs 2
+    python -m train.deepen sample --positions train/data/round3/positions --net crashed --n 150000 --seed 1 \
+        --out train/data/crashed_sample.npz
 
 Our 2-ply sees what our 0-ply misses in races where a gammon is at stake (where the last chequers go to save
 one: the 0-ply race net loses 1.6 mEMG a move there by gnubg 2-ply's judgement, its own 2-ply 0.4), and costs
@@ -10,7 +12,8 @@ search does), for the player on roll before the roll, from the nets in ``--model
 
 Boards go in chunks, one worker process each at a time; a finished chunk's file is skipped when the command runs
 again, so it resumes, and ``merged.npz`` (``boards``, ``probs``, in the input's order) is rewritten as chunks
-finish. ``train.fit --deep`` reads it.
+finish. ``train.fit --deep`` reads it. ``sample`` draws distinct boards of one net's class from positions shards
+(``train.rollouts sample`` drew the race boards).
 """
 
 from __future__ import annotations
@@ -76,16 +79,43 @@ def run(boards_file: Path, out: Path, plies: int, procs: int, models: Path | Non
     return done
 
 
+def sample(positions: list[Path], net: str, n: int, seed: int) -> np.ndarray:
+    """Up to ``n`` distinct boards that ``net`` evaluates (train.fit's class mask), in a seeded random order."""
+    from train.fit import class_mask
+
+    picked = []
+    for folder in positions:
+        for shard in sorted(folder.glob("shard_*.npz")):
+            if ".tmp" not in shard.name:
+                boards = np.load(shard)["boards"]
+                picked.append(boards[class_mask(boards, net)])
+    boards = np.unique(np.concatenate(picked), axis=0)
+    return boards[np.random.default_rng(seed).permutation(len(boards))[:n]]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument(
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sample", help="draw distinct boards of one net's class")
+    s.add_argument("--positions", type=Path, action="append", required=True, help="a positions folder")
+    s.add_argument("--net", choices=["contact", "crashed", "race"], required=True)
+    s.add_argument("--n", type=int, required=True)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--out", type=Path, required=True)
+    r = sub.add_parser("run", help="label boards by the n-ply search")
+    r.add_argument(
         "--boards", type=Path, required=True, help="an .npz with boards (n, 2, 25), side 0 on roll"
     )
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--plies", type=int, default=2)
-    ap.add_argument("--procs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--models", type=Path, help="the nets whose search labels (default: the shipped nets)")
+    r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--plies", type=int, default=2)
+    r.add_argument("--procs", type=int, default=os.cpu_count() or 1)
+    r.add_argument("--models", type=Path, help="the nets whose search labels (default: the shipped nets)")
     args = ap.parse_args(argv)
+    if args.cmd == "sample":
+        boards = sample(args.positions, args.net, args.n, args.seed)
+        np.savez_compressed(args.out, boards=boards)
+        print(f"{len(boards)} {args.net} boards in {args.out}")
+        return 0
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     t0 = time.time()
     n = run(args.boards, args.out, args.plies, args.procs, args.models)

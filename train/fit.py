@@ -126,6 +126,38 @@ def with_rollouts(
     )
 
 
+def board_keys(boards: np.ndarray) -> np.ndarray:
+    """One comparable, sortable value per board (its bytes)."""
+    flat = np.ascontiguousarray(boards.reshape(len(boards), -1))
+    return flat.view(np.dtype((np.void, flat.shape[1] * flat.itemsize)))[:, 0]
+
+
+def with_deep(
+    boards: np.ndarray, probs: np.ndarray, val: np.ndarray, files: list[Path], weight: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Labels of our own deeper search (train.deepen) for a contact or crashed net: a training row whose board
+    has one gets ``weight`` of it, boards not among the rows are added; validation rows keep their labels."""
+    parts = [np.load(f) for f in files]
+    deep_boards = np.concatenate([p["boards"] for p in parts]).astype(boards.dtype)
+    deep_probs = np.concatenate([p["probs"] for p in parts]).astype(np.float64)
+    order = np.argsort(board_keys(deep_boards), kind="stable")
+    keys = board_keys(deep_boards)[order]
+    mine = board_keys(boards)
+    at = np.minimum(np.searchsorted(keys, mine), len(keys) - 1)
+    hit = (keys[at] == mine) & ~val
+    rows, source = np.flatnonzero(hit), order[at[hit]]
+    probs = probs.copy()
+    probs[rows] = ((1.0 - weight) * probs[rows] + weight * deep_probs[source]).astype(probs.dtype)
+    new = np.ones(len(deep_boards), dtype=bool)
+    new[source] = False
+    print(f"{len(deep_boards)} deep-labelled positions: {len(rows)} rows relabelled, {int(new.sum())} added")
+    return (
+        np.concatenate([boards, deep_boards[new]]),
+        np.concatenate([probs, deep_probs[new].astype(probs.dtype)]),
+        np.concatenate([val, np.zeros(int(new.sum()), dtype=bool)]),
+    )
+
+
 def build_model(hidden: list[int], width: int = N_INPUTS):  # type: ignore[no-untyped-def]
     import torch
 
@@ -187,8 +219,9 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         action="append",
         default=[],
-        help="race boards labelled by our own deeper search (train.deepen, repeatable): like --rollouts; a board "
-        "in both gets --deep-weight of the deep label",
+        help="boards labelled by our own deeper search (train.deepen, repeatable): race boards as --rollouts (a "
+        "board in both gets --deep-weight of the deep label); for the other nets a row of the same board gets "
+        "--deep-weight of it and the other boards are added",
     )
     ap.add_argument("--deep-weight", type=float, default=0.5)
     args = ap.parse_args(argv)
@@ -208,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
         boards = np.concatenate([boards, more_boards])
         probs = np.concatenate([probs, more_probs])
         val = np.concatenate([val, np.zeros(len(more_boards), dtype=bool)])
-    if args.rollouts or args.deep:
+    if args.deep and args.net != "race":
+        boards, probs, val = with_deep(boards, probs, val, args.deep, args.deep_weight)
+    elif args.rollouts or args.deep:
         boards, probs, val = with_rollouts(
             boards, probs, val, args.rollouts, args.net, args.deep, args.deep_weight
         )
