@@ -20,6 +20,7 @@ from engine.encoding import ENCODERS, boards_to_positions, positions_to_array
 from engine.errors import EngineError
 from engine.moves import c_extension, uint8_boards
 from engine.position import Position, PositionClass
+from engine.race_bounds import RaceBounds
 
 WIN, WIN_G, WIN_BG, LOSE_G, LOSE_BG = range(5)
 MODELS_DIR = Path(__file__).parent / "data" / "models"
@@ -218,6 +219,9 @@ class CompositeEvaluator:
         self.bearoff = bearoff
         self.bearoff_applies = bearoff_applies
         self.fallback = fallback
+        # What races make certain, settled exactly over the nets' outputs (needs the one-sided table).
+        one_sided = getattr(bearoff, "one_sided", None)
+        self.bounds = RaceBounds(one_sided.rolls) if one_sided is not None else None
 
     def evaluate(self, positions: Sequence[Position]) -> np.ndarray:
         if not len(positions):
@@ -261,13 +265,15 @@ class CompositeEvaluator:
             if len(rows):
                 assert self.fallback is not None
                 out[rows] = self.fallback.evaluate(pick(rows))
-            return out
-        groups = (
-            (rest & contact & ~crashed, PositionClass.CONTACT),
-            (rest & crashed, PositionClass.CRASHED),
-            (rest & ~contact, PositionClass.RACE),
-        )
-        for mask, cls in groups:
-            if mask.any():
-                out[mask] = self.nets.evaluate_boards(boards[mask], self.nets.net_for(cls))
+        else:
+            groups = (
+                (rest & contact & ~crashed, PositionClass.CONTACT),
+                (rest & crashed, PositionClass.CRASHED),
+                (rest & ~contact, PositionClass.RACE),
+            )
+            for mask, cls in groups:
+                if mask.any():
+                    out[mask] = self.nets.evaluate_boards(boards[mask], self.nets.net_for(cls))
+        if self.bounds is not None and rest.any():
+            out[rest] = self.bounds.settle(boards[rest], out[rest], ~contact[rest])
         return out

@@ -240,6 +240,53 @@ def _legal_plays_python(pos: Position, d1: int, d2: int) -> list[Play]:
     return plays
 
 
+def gnubg_order(pos: Position, dice: Sequence[int], plays: Sequence[Play]) -> list[int]:
+    """Where gnubg's move generator lists each of ``plays`` (0 first): the order its hint lists keep for moves
+    of exactly equal equity (its sort is stable), so that ties read as gnubg's.
+
+    gnubg plays the dice high die first, then the low die first for a non-double; each die from the rearmost
+    chequer forwards (a double's later dice never from behind the chequer the one before moved); a position
+    counts where it first appears, among the plays that use the most dice and then the most pips.
+    """
+    d1, d2 = check_dice(dice)
+    high, low = max(d1, d2), min(d1, d2)
+    me, them = _to_cells(pos)
+    first: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
+    most = [0, 0]  # dice used, pips used
+
+    def save(me_: list[int], them_: list[int], used: int, pips: int) -> None:
+        if [used, pips] < most:
+            return
+        if [used, pips] > most:
+            most[:] = [used, pips]
+            first.clear()
+        first.setdefault((tuple(me_), tuple(them_)), len(first))
+
+    def walk(
+        me_: list[int], them_: list[int], rolls: tuple[int, ...], depth: int, top: int, pips: int
+    ) -> None:
+        if depth == len(rolls):
+            save(me_, them_, depth, pips)
+            return
+        moved = False
+        for src in (25,) if me_[25] else range(min(top, 24), 0, -1):
+            dst = _step_dest(me_, them_, src, rolls[depth])
+            if dst >= 0:
+                moved = True
+                m2, t2 = _apply(me_, them_, src, dst)
+                walk(m2, t2, rolls, depth + 1, src if high == low else 25, pips + rolls[depth])
+        if not moved:
+            save(me_, them_, depth, pips)
+
+    for rolls in [(high,) * 4] if high == low else [(high, low), (low, high)]:
+        walk(me, them, rolls, 0, 25, 0)
+    ranks = []
+    for k, play in enumerate(plays):
+        m_, t_ = _to_cells(play.position)
+        ranks.append(first.get((tuple(m_), tuple(t_)), len(first) + k))
+    return ranks
+
+
 def _load_extension() -> Callable[[Position, int, int], list[Play]] | None:
     """The C generator, or None when it is not built or GAMMOND_PURE_PYTHON=1 asks for the reference."""
     if os.environ.get("GAMMOND_PURE_PYTHON", "") not in ("", "0"):

@@ -31,7 +31,7 @@ from engine.cube import CubeInfo
 from engine.encoding import boards_to_positions, positions_to_array
 from engine.evaluator import Evaluator, invert, money_equity, route
 from engine.met import MatchEquityTable
-from engine.moves import ROLLS, Play, legal_plays, roll_children
+from engine.moves import ROLLS, Play, gnubg_order, legal_plays, roll_children
 from engine.position import Position
 
 __all__ = ["FILTERS", "ROLLS", "MoveFilter", "RankedMove", "Search", "apply_filter", "best_first"]
@@ -378,10 +378,18 @@ class Search:
                 probs[alive], eq[alive] = score(alive, plies)
                 depth[alive] = plies
         # Deeper-searched moves rank above shallower ones, as in gnubg's hint list; equal equities by the
-        # cubeless equity (gnubg's rScore2), then in move-generation order.
+        # cubeless equity (gnubg's rScore2), then in gnubg's move-generation order (exactly equal moves, as
+        # when every play loses a gammon for certain: none is better, and gnubg lists the first it generated).
         second = equity(probs)
         key = tie_key(eq)
-        order = sorted(range(len(plays)), key=lambda i: (-depth[i], -key[i], -second[i], i))
+
+        def rank_of(i: int) -> tuple[float, float, float]:
+            return (-depth[i], -key[i], -second[i])
+
+        order = sorted(range(len(plays)), key=lambda i: (*rank_of(i), i))
+        if len(order) > 1 and rank_of(order[0]) == rank_of(order[1]):
+            generated = gnubg_order(position, dice, plays)
+            order = sorted(range(len(plays)), key=lambda i: (*rank_of(i), generated[i]))
         return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i]), float(second[i])) for i in order]
 
 
