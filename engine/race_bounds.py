@@ -31,28 +31,45 @@ from engine.bearoff.ranking import POINTS, rank_array
 
 WIN, WIN_G, WIN_BG, LOSE_G, LOSE_BG = range(5)
 
-# Quarter of each board index (0-based points 1-24, index 24 the bar): crossings to reach the home board.
+# Per board index (0-based points 1-24, index 24 the bar), the columns one product gives for a side: its
+# crossings to the home board (the quarter it is in), pips, pips to the six-point, chequers back (in the
+# other side's home board or on the bar), chequers outside its home board, chequers.
 _QUARTER = np.array([0] * 6 + [1] * 6 + [2] * 6 + [3] * 6 + [4], dtype=np.int64)
 _PIPS = np.arange(1, 26, dtype=np.int64)
-_OUTSIDE = np.maximum(_PIPS - 6, 0)  # pips to the six-point
+_STATS = np.stack(
+    [
+        _QUARTER,
+        _PIPS,
+        np.maximum(_PIPS - 6, 0),
+        (_PIPS > 18).astype(np.int64),
+        (_PIPS > 6).astype(np.int64),
+        np.ones(25, dtype=np.int64),
+    ],
+    axis=1,
+)
+CROSS, PIPS, OUTSIDE_PIPS, BACK, OUTSIDE, COUNT = range(6)
 
 
 def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
     return -(-a // b)
 
 
-def fewest_turns_to_finish(sides: np.ndarray) -> np.ndarray:
+def side_stats(sides: np.ndarray) -> np.ndarray:
+    """(n, 6) integer columns of (n, 25) sides, as named above."""
+    return np.asarray(sides, dtype=np.int64) @ _STATS
+
+
+def fewest_turns_to_finish(sides: np.ndarray, stats: np.ndarray | None = None) -> np.ndarray:
     """A lower bound on the turns a side (n, 25) needs to bear off every chequer, whatever the dice."""
-    s = sides.astype(np.int64)
-    crossings = s @ _QUARTER + s.sum(axis=1)  # each chequer still has to cross off the board
-    return np.maximum(_ceil_div(crossings, 4), _ceil_div(s @ _PIPS, 24))
+    st = side_stats(sides) if stats is None else stats
+    crossings = st[:, CROSS] + st[:, COUNT]  # each chequer still has to cross off the board
+    return np.maximum(_ceil_div(crossings, 4), _ceil_div(st[:, PIPS], 24))
 
 
-def fewest_turns_to_first_off(sides: np.ndarray) -> np.ndarray:
+def fewest_turns_to_first_off(sides: np.ndarray, stats: np.ndarray | None = None) -> np.ndarray:
     """A lower bound on the turns a side with all 15 chequers on (n, 25) needs to bear one off."""
-    s = sides.astype(np.int64)
-    crossings = s @ _QUARTER + 1
-    return np.maximum(_ceil_div(crossings, 4), _ceil_div(s @ _OUTSIDE + 1, 24))
+    st = side_stats(sides) if stats is None else stats
+    return np.maximum(_ceil_div(st[:, CROSS] + 1, 4), _ceil_div(st[:, OUTSIDE_PIPS] + 1, 24))
 
 
 class RaceBounds:
@@ -73,37 +90,41 @@ class RaceBounds:
 
     def settle(self, boards: np.ndarray, probs: np.ndarray, race: np.ndarray) -> np.ndarray:
         """``probs`` (n, 5, side 0 of ``boards`` on roll) with what is certain set exactly; ``race`` marks the
-        rows without contact. Returns a new array; rows of finished games must not be passed."""
-        b = np.asarray(boards, dtype=np.int64)
+        rows without contact. Returns ``probs`` itself when nothing applies (most contact positions), else a
+        new array; rows of finished games must not be passed."""
+        counts = boards.sum(axis=2, dtype=np.int64)
+        short = counts < 15  # (n, 2): a chequer off
+        if not race.any() and not short.any():
+            return probs  # the common case inside a search: keep it cheap
         p = np.array(probs, dtype=np.float64)
-        me, opp = b[:, 0], b[:, 1]
-        me_full, opp_full = me.sum(axis=1) == 15, opp.sum(axis=1) == 15
-        p[~me_full, LOSE_G] = p[~me_full, LOSE_BG] = 0.0
-        p[~opp_full, WIN_G] = p[~opp_full, WIN_BG] = 0.0
+        p[short[:, 0], LOSE_G] = p[short[:, 0], LOSE_BG] = 0.0
+        p[short[:, 1], WIN_G] = p[short[:, 1], WIN_BG] = 0.0
         if not race.any():
             return p
-        me_back, opp_back = me[:, 18:].any(axis=1), opp[:, 18:].any(axis=1)
-        p[race & ~me_back, LOSE_BG] = 0.0
-        p[race & ~opp_back, WIN_BG] = 0.0
-        me_home, opp_home = race & ~me[:, POINTS:].any(axis=1), race & ~opp[:, POINTS:].any(axis=1)
-        if not (me_home | opp_home).any():
-            return p
-        me_most, opp_most = self._most(me, me_home), self._most(opp, opp_home)
-        me_fewest, opp_fewest = fewest_turns_to_finish(me), fewest_turns_to_finish(opp)
-        me_first, opp_first = fewest_turns_to_first_off(me), fewest_turns_to_first_off(opp)
-
-        gammoned = race & me_full & (me_first > opp_most)  # the other side is off before my first chequer
-        lost = gammoned | (race & (me_fewest > opp_most))
-        gammon_won = race & opp_full & (me_most <= opp_first)
-        won = gammon_won | (race & (me_most <= opp_fewest))
-        p[lost, WIN] = p[lost, WIN_G] = p[lost, WIN_BG] = 0.0
-        p[gammoned, LOSE_G] = 1.0
-        p[won, WIN] = 1.0
-        p[won, LOSE_G] = p[won, LOSE_BG] = 0.0
-        p[gammon_won, WIN_G] = 1.0
-        # Keep gnubg's cumulative order (a certain gammon lifts nothing else; a certain loss caps the gammons).
-        p[:, WIN_G] = np.minimum(p[:, WIN_G], p[:, WIN])
-        p[:, WIN_BG] = np.minimum(p[:, WIN_BG], p[:, WIN_G])
-        p[:, LOSE_G] = np.minimum(p[:, LOSE_G], 1.0 - p[:, WIN])
-        p[:, LOSE_BG] = np.minimum(p[:, LOSE_BG], p[:, LOSE_G])
+        b = boards[race]
+        me, opp = side_stats(b[:, 0]), side_stats(b[:, 1])
+        q = p[race]
+        q[me[:, BACK] == 0, LOSE_BG] = 0.0
+        q[opp[:, BACK] == 0, WIN_BG] = 0.0
+        me_home, opp_home = me[:, OUTSIDE] == 0, opp[:, OUTSIDE] == 0
+        if (me_home | opp_home).any():
+            me_most, opp_most = self._most(b[:, 0], me_home), self._most(b[:, 1], opp_home)
+            me_full, opp_full = me[:, COUNT] == 15, opp[:, COUNT] == 15
+            gammoned = me_full & (
+                fewest_turns_to_first_off(b[:, 0], me) > opp_most
+            )  # he is off before my first
+            lost = gammoned | (fewest_turns_to_finish(b[:, 0], me) > opp_most)
+            gammon_won = opp_full & (me_most <= fewest_turns_to_first_off(b[:, 1], opp))
+            won = gammon_won | (me_most <= fewest_turns_to_finish(b[:, 1], opp))
+            q[lost, WIN] = q[lost, WIN_G] = q[lost, WIN_BG] = 0.0
+            q[gammoned, LOSE_G] = 1.0
+            q[won, WIN] = 1.0
+            q[won, LOSE_G] = q[won, LOSE_BG] = 0.0
+            q[gammon_won, WIN_G] = 1.0
+            # Keep gnubg's cumulative order (a certain gammon lifts nothing else; a certain loss caps gammons).
+            q[:, WIN_G] = np.minimum(q[:, WIN_G], q[:, WIN])
+            q[:, WIN_BG] = np.minimum(q[:, WIN_BG], q[:, WIN_G])
+            q[:, LOSE_G] = np.minimum(q[:, LOSE_G], 1.0 - q[:, WIN])
+            q[:, LOSE_BG] = np.minimum(q[:, LOSE_BG], q[:, LOSE_G])
+        p[race] = q
         return p
