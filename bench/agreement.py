@@ -3,6 +3,7 @@
     python -m bench.agreement [--n 1000] [--cube-n 300] [--seed 1] [--jobs 2] [--cpu 0]
                               [--out bench/results/agreement.jsonl] [--models DIR] [--positions-from DIR]
                               [--only contact|crashed|race] [--dump FILE]
+    python -m bench.agreement --pool DUMP [DUMP ...]
 
 Positions come from self-play of our own engine (the shipped nets unless ``--positions-from`` names others; a
 candidate given by ``--models`` is judged on the shipped nets' positions; 0-ply, Gaussian noise of sigma 0.03 on the candidates so that
@@ -31,7 +32,8 @@ positions (bearoffs, sure wins) several moves often tie, and which one a program
 
 Prints a table and appends one JSON line to ``--out``. ``--dump`` also writes one JSON line per chequer-play
 position (its gnubg ID, roll, class, each chooser's resulting board and gnubg's 2-ply equity of every choice), to
-look at the disagreements themselves.
+look at the disagreements themselves; ``--pool`` reads such files back (several seeds) and prints our 0-ply against
+gnubg's over all their positions, with the paired intervals.
 """
 
 from __future__ import annotations
@@ -517,11 +519,37 @@ def dump_rows(
                 "dice": list(s.dice or ()),
                 "class": s.position.classify().name.lower(),
                 "gnubg_best": ans["moves"][0][1],
+                "best": max(known.values()),
                 "choice": dict(run.choice),
                 "equity": {board: known.get(board) for board in {ans["moves"][0][1], *run.choice.values()}},
             }
         )
     return rows
+
+
+def pool_dumps(paths: Sequence[Path]) -> dict[str, object]:
+    """Our 0-ply against gnubg's over the positions of several ``--dump`` files (several seeds): each chooser's
+    same move, as good and mEMG lost, and the paired differences with their 95% intervals."""
+    rows = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
+    judged: dict[str, list[tuple[float, float, float]]] = {"our_0ply": [], "gnubg_0ply": []}
+    for row in rows:
+        known = {k: float(v) for k, v in row["equity"].items() if v is not None}
+        best = float(
+            row.get("best", max(known.values()))
+        )  # dumps before "best" was written: the choices' best
+        for who, moves in judged.items():
+            moves.append(_judged(row["choice"][who], known, row["gnubg_best"], best))
+    ours, theirs = np.array(judged["our_0ply"]), np.array(judged["gnubg_0ply"])
+    scale = np.array([100.0, 100.0, 1.0])
+    return {
+        "files": [str(p) for p in paths],
+        "positions": len(rows),
+        "our_0ply": [round(float(x), 2) for x in ours.mean(axis=0) * scale],
+        "gnubg_0ply": [round(float(x), 2) for x in theirs.mean(axis=0) * scale],
+        "ours_minus_gnubg_0ply": {
+            k: paired_interval((ours[:, j] - theirs[:, j]).tolist(), scale[j]) for j, k in enumerate(KEYS)
+        },
+    }
 
 
 def cube_report(
@@ -668,7 +696,17 @@ def main(argv: list[str] | None = None) -> int:
         help="chequer-play positions of this class only, to measure a class's net on more than its share",
     )
     ap.add_argument("--dump", type=Path, help="write one JSON line per chequer-play position here")
+    ap.add_argument(
+        "--pool",
+        type=Path,
+        nargs="+",
+        help="print our 0-ply against gnubg's pooled over these --dump files (same move %%, as good %%, mEMG "
+        "lost, paired intervals) and exit",
+    )
     args = ap.parse_args(argv)
+    if args.pool:
+        print(json.dumps(pool_dumps(args.pool)))
+        return 0
     if not Path(GNUBG).exists():
         print(f"gnubg not found at {GNUBG}", file=sys.stderr)
         return 2

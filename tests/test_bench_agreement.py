@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from bench.agreement import MoveRun, Sample, move_report
 from engine.cube import CubeInfo
 from engine.position import Position
@@ -68,3 +71,22 @@ def test_ours_minus_gnubg_is_paired_on_the_same_positions() -> None:
     sd = (sum((d - 0.25) ** 2 for d in (0, -1, 1, 1)) / 3) ** 0.5
     assert diff["agree"][1] == round(1.96 * 100 * sd / 2, 2)
     assert diff["asgood"] == diff["agree"]
+
+
+def test_dumps_of_several_seeds_pool_into_one_paired_figure(tmp_path: Path) -> None:
+    from bench.agreement import pool_dumps
+
+    def row(ours: str, gnubg: str) -> str:
+        equity = {"a": 0.10, "b": 0.10, "c": 0.05}  # b ties gnubg 2-ply's choice a; c loses 50 mEMG
+        choice = {"our_0ply": ours, "gnubg_0ply": gnubg}
+        return json.dumps({"gnubg_best": "a", "best": 0.10, "choice": choice, "equity": equity}) + "\n"
+
+    first, second = tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"
+    first.write_text(row("a", "c") + row("b", "a"))
+    second.write_text(row("c", "a") + row("a", "a"))
+    pooled = pool_dumps([first, second])
+    assert pooled["positions"] == 4
+    assert pooled["our_0ply"] == [50.0, 75.0, 12.5]  # same move, as good (b ties), mEMG lost
+    assert pooled["gnubg_0ply"] == [75.0, 75.0, 12.5]
+    assert pooled["ours_minus_gnubg_0ply"]["agree"][0] == -25.0
+    assert pooled["ours_minus_gnubg_0ply"]["loss"][0] == 0.0
