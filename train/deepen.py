@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from train.progress import progress
+from train.shards import merge_chunks, save_atomic
 
 CHUNK = 500
 
@@ -43,22 +44,12 @@ def _init(models: Path | None) -> None:
 def _chunk(job: tuple[np.ndarray, Path, int]) -> int:
     boards, dst, plies = job
     probs = _SEARCH.evaluate_boards(boards.astype(np.uint8), plies)  # type: ignore[attr-defined]
-    tmp = dst.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, boards=boards, probs=probs.astype(np.float32))
-    tmp.replace(dst)
+    save_atomic(dst, boards=boards, probs=probs.astype(np.float32))
     return len(boards)
 
 
 def merge(folder: Path) -> int:
-    """Every finished chunk, in chunk order, into ``merged.npz``; the number of rows."""
-    parts = [np.load(p) for p in sorted(folder.glob("chunk_*.npz")) if ".tmp" not in p.name]
-    if not parts:
-        return 0
-    merged = {k: np.concatenate([p[k] for p in parts]) for k in ("boards", "probs")}
-    tmp = folder / "merged.tmp.npz"
-    np.savez_compressed(tmp, **merged)
-    tmp.replace(folder / "merged.npz")
-    return len(merged["boards"])
+    return merge_chunks(folder, ("boards", "probs"))
 
 
 def run(boards_file: Path, out: Path, plies: int, procs: int, models: Path | None) -> int:

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from train.progress import progress
+from train.shards import merge_chunks, save_atomic
 from train.teacher import to_bgsage
 
 CHUNK = 250
@@ -109,21 +110,12 @@ def _chunk(job: tuple[np.ndarray, Path, float]) -> int:
     out = [rollout(b) for b in boards]
     probs = np.array([p for p, _ in out], dtype=np.float32)
     se = np.array([s for _, s in out], dtype=np.float32)
-    tmp = dst.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, boards=boards, probs=probs, se=se)
-    tmp.replace(dst)
+    save_atomic(dst, boards=boards, probs=probs, se=se)
     return len(boards)
 
 
 def merge(folder: Path) -> int:
-    parts = [np.load(p) for p in sorted(folder.glob("chunk_*.npz")) if ".tmp" not in p.name]
-    if not parts:
-        return 0
-    merged = {k: np.concatenate([p[k] for p in parts]) for k in ("boards", "probs", "se")}
-    tmp = folder / "merged.tmp.npz"
-    np.savez_compressed(tmp, **merged)
-    tmp.replace(folder / "merged.npz")
-    return len(merged["boards"])
+    return merge_chunks(folder, ("boards", "probs", "se"))
 
 
 def run(sample_file: Path, out: Path, procs: int, trials: int, seconds: float, seed: int) -> int:
