@@ -10,7 +10,9 @@ These rules settle such outputs exactly (``settle``):
   cannot lose a backgammon, since chequers only move forward;
 * in a race, with one side's worst case known exactly (every chequer home: the one-sided bearoff table's most
   rolls, playing as the table does) and the other side's best case bounded (below), the race may be decided
-  before it is run: a certain win or loss, or a certain gammon.
+  before it is run: a certain win or loss, or a certain gammon;
+* and where a gammon hangs on one turn of the side that must save it (the other side is off within the next
+  turn or two), its chance is counted exactly: the rolls with which that side can bear a chequer off.
 
 Best cases are lower bounds on turns that hold for any dice: each die moves one chequer at most 6 pips, and at
 most across one boundary of the quarters 1-6, 7-12, 13-18, 19-24 (the bar counts as a fifth, bearing off as
@@ -24,6 +26,8 @@ most; likewise for the first chequer off against the other side's finish (gammon
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -80,6 +84,7 @@ class RaceBounds:
         slots = np.arange(rolls.shape[1])
         # Most rolls with a nonzero chance: the worst case of the table's play (0 for a finished side).
         self.most_rolls = np.where(rolls > 0, slots, 0).max(axis=1)
+        self.rolls = rolls
 
     def _most(self, sides: np.ndarray, home: np.ndarray) -> np.ndarray:
         """Most turns to bear off for sides all home (``home``), else a sentinel no bound reaches."""
@@ -121,6 +126,7 @@ class RaceBounds:
             q[won, WIN] = 1.0
             q[won, LOSE_G] = q[won, LOSE_BG] = 0.0
             q[gammon_won, WIN_G] = 1.0
+            self._one_turn_left(b, q, me_most, opp_most, me_full, opp_full)
             # Keep gnubg's cumulative order (a certain gammon lifts nothing else; a certain loss caps gammons).
             q[:, WIN_G] = np.minimum(q[:, WIN_G], q[:, WIN])
             q[:, WIN_BG] = np.minimum(q[:, WIN_BG], q[:, WIN_G])
@@ -128,3 +134,38 @@ class RaceBounds:
             q[:, LOSE_BG] = np.minimum(q[:, LOSE_BG], q[:, LOSE_G])
         p[race] = q
         return p
+
+    def _one_turn_left(
+        self,
+        boards: np.ndarray,
+        q: np.ndarray,
+        me_most: np.ndarray,
+        opp_most: np.ndarray,
+        me_full: np.ndarray,
+        opp_full: np.ndarray,
+    ) -> None:
+        """Gammons decided by a single turn of the side that must save them, computed exactly (in place).
+
+        The other side is off next turn for sure: the side on roll saves its gammon only by bearing a chequer
+        off now. The side on roll is off within two turns and takes two only with the table's chance of
+        that: the other side saves only if so, and only by bearing a chequer off in its one turn between."""
+        mine = np.flatnonzero(me_full & (opp_most == 1))
+        theirs = np.flatnonzero(opp_full & (me_most == 2))
+        for i in mine:
+            q[i, LOSE_G] = 1.0 - chance_off_in_one_roll(tuple(int(x) for x in boards[i, 0]))
+        for i in theirs:
+            two = float(self.rolls[rank_array(boards[i, 0, :POINTS])][2])
+            q[i, WIN_G] = 1.0 - two * chance_off_in_one_roll(tuple(int(x) for x in boards[i, 1]))
+
+
+@functools.lru_cache(maxsize=65_536)
+def chance_off_in_one_roll(side: tuple[int, ...]) -> float:
+    """The chance that a side of 15 chequers (25 counts, no contact) can bear a chequer off with its next roll."""
+    from engine.moves import ROLLS, legal_plays
+    from engine.position import Position
+
+    position = Position(side, (0,) * 25)  # the other side cannot block or be hit in a race
+    hits = sum(
+        weight for dice, weight in ROLLS if any(sum(p.position.me) < 15 for p in legal_plays(position, dice))
+    )
+    return hits / 36.0

@@ -58,8 +58,8 @@ def test_a_gammon_no_dice_can_save_is_certain(bounds: RaceBounds) -> None:
     win, win_g, win_bg, lose_g, lose_bg = settle(bounds, b)
     assert (win, win_g, win_bg, lose_g) == (0.0, 0.0, 0.0, 1.0)
     assert lose_bg == pytest.approx(0.1)  # still open: my chequers are in his home board
-    # one chequer there can be saved with 6-6: nothing is certain, only the cumulative order is kept
-    assert settle(bounds, board({23: 1, 6: 14}, {1: 1}))[3] == pytest.approx(0.3)  # 6-6: 23/17/11/5/off
+    # one chequer there: only 6-6 saves it (23/17/11/5/off), and he is off next turn whatever he rolls
+    assert settle(bounds, board({23: 1, 6: 14}, {1: 1}))[3] == pytest.approx(35 / 36)
 
 
 def test_a_race_the_roller_cannot_lose_is_a_certain_win_and_gammon(bounds: RaceBounds) -> None:
@@ -149,3 +149,22 @@ def test_exactly_equal_plays_are_listed_in_gnubgs_order(
     assert ranked[0].play.position == parse_move(gnubg, position, dice).position
     # without gnubg's order the first of them in our own generation order would go first
     assert legal_plays(position, dice)[0].position != ranked[0].play.position
+
+
+def test_one_roll_to_save_a_gammon_counted_by_hand() -> None:
+    from engine.race_bounds import chance_off_in_one_roll
+
+    # One chequer on the 7, fourteen on the 6: a roll with a six (11/36) brings it in and bears one off, 5-2
+    # and 4-3 (4/36) bear it off itself, 3-3 goes 7/4 6/3 6/3 3/off and 2-2 7/5 6/4/2/off (2/36); 1-1, 4-4
+    # and 5-5 cannot.
+    side = board({7: 1, 6: 14}, {})[0, 0]
+    assert chance_off_in_one_roll(tuple(int(x) for x in side)) == pytest.approx(17 / 36)
+
+
+def test_a_gammon_decided_by_one_turn_is_exact(bounds: RaceBounds) -> None:
+    save = 17 / 36  # as above
+    # He is off next turn whatever he rolls: I save the gammon only by bearing off now.
+    assert settle(bounds, board({7: 1, 6: 14}, {1: 1}))[:4] == pytest.approx([0.0, 0.0, 0.0, 1 - save])
+    # I am on roll with four on the ace: off now with a double (6/36), else next turn; he saves only if I need
+    # two turns and he bears a chequer off in his one turn between.
+    assert settle(bounds, board({1: 4}, {7: 1, 6: 14}))[:2] == pytest.approx([1.0, 1 - 30 / 36 * save])
