@@ -791,3 +791,39 @@ def test_the_first_reconnect_delay_is_never_below_reconnect_initial() -> None:
         b = Backoff(3.0, 90.0, random.Random(seed))
         firsts.append(b.next())
     assert min(firsts) >= 3.0 and max(firsts) <= 3.0 * 1.618
+
+
+def test_only_a_roll_the_record_says_was_inferred_may_differ_from_the_served_one() -> None:
+    from engine.formats._common import decode_text
+    from engine.moves import ROLLS, apply_move
+
+    served = read_mat(decode_text(sample_path("mat", "gnubg_selfplay_3p.mat").read_bytes()))
+    games = [list(g.actions) for g in served.games]
+    found = None  # a move (not a game's first) whose position another roll of the same pips also gives
+    for step in served.steps():
+        action = step.action
+        if action.kind != ActionKind.MOVE or step.index == 1 or not action.dice or action.move is None:
+            continue
+        target = apply_move(step.before.position, action.dice, action.move)
+        for dice, _ in ROLLS:
+            if dice[0] == dice[1] or sorted(dice) == sorted(action.dice):
+                continue
+            twin = [p for p in legal_plays(step.before.position, dice) if p.position == target]
+            if twin:
+                found = step, dataclasses.replace(action, dice=dice, move=twin[0].move)
+                break
+        if found:
+            break
+    assert found is not None
+    step, guessed = found
+    games[step.game - 1][step.index - 1] = guessed
+    archived = served.replace(
+        games=tuple(
+            dataclasses.replace(g, actions=tuple(a)) for g, a in zip(served.games, games, strict=True)
+        ),
+        comment=f"game {step.game}: {served.names[guessed.player]} {guessed.dice} inferred from a board",
+    )
+    bot = served.names[0]
+    assert_same_match(archived, served, bot)  # the tracker's documented guess passes
+    with pytest.raises(AssertionError):
+        assert_same_match(archived.replace(comment=""), served, bot)  # unannounced, it does not
