@@ -20,7 +20,6 @@ from engine.encoding import ENCODERS, boards_to_positions, positions_to_array
 from engine.errors import EngineError
 from engine.moves import c_extension, uint8_boards
 from engine.position import Position, PositionClass
-from engine.race_bounds import RaceBounds
 
 WIN, WIN_G, WIN_BG, LOSE_G, LOSE_BG = range(5)
 MODELS_DIR = Path(__file__).parent / "data" / "models"
@@ -219,7 +218,10 @@ class CompositeEvaluator:
         self.bearoff = bearoff
         self.bearoff_applies = bearoff_applies
         self.fallback = fallback
-        # What races make certain, settled exactly over the nets' outputs (needs the one-sided table).
+        # What races make certain, settled exactly over the nets' outputs (needs the one-sided table). Imported
+        # here: race_bounds builds on this module's output layout and sanitise.
+        from engine.race_bounds import RaceBounds
+
         one_sided = getattr(bearoff, "one_sided", None)
         self.bounds = RaceBounds(one_sided.rolls) if one_sided is not None else None
 

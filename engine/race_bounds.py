@@ -32,8 +32,7 @@ import functools
 import numpy as np
 
 from engine.bearoff.ranking import POINTS, rank_array
-
-WIN, WIN_G, WIN_BG, LOSE_G, LOSE_BG = range(5)
+from engine.evaluator import LOSE_BG, LOSE_G, WIN, WIN_BG, WIN_G, sanitise
 
 # Per board index (0-based points 1-24, index 24 the bar), the columns one product gives for a side: its
 # crossings to the home board (the quarter it is in), pips, pips to the six-point, chequers back (in the
@@ -114,10 +113,9 @@ class RaceBounds:
         me_home, opp_home = me[:, OUTSIDE] == 0, opp[:, OUTSIDE] == 0
         if (me_home | opp_home).any():
             me_most, opp_most = self._most(b[:, 0], me_home), self._most(b[:, 1], opp_home)
-            me_full, opp_full = me[:, COUNT] == 15, opp[:, COUNT] == 15
-            gammoned = me_full & (
-                fewest_turns_to_first_off(b[:, 0], me) > opp_most
-            )  # he is off before my first
+            me_full, opp_full = ~short[race, 0], ~short[race, 1]
+            # he is off before my first chequer
+            gammoned = me_full & (fewest_turns_to_first_off(b[:, 0], me) > opp_most)
             lost = gammoned | (fewest_turns_to_finish(b[:, 0], me) > opp_most)
             gammon_won = opp_full & (me_most <= fewest_turns_to_first_off(b[:, 1], opp))
             won = gammon_won | (me_most <= fewest_turns_to_finish(b[:, 1], opp))
@@ -128,10 +126,7 @@ class RaceBounds:
             q[gammon_won, WIN_G] = 1.0
             self._one_turn_left(b, q, me_most, opp_most, me_full, opp_full)
             # Keep gnubg's cumulative order (a certain gammon lifts nothing else; a certain loss caps gammons).
-            q[:, WIN_G] = np.minimum(q[:, WIN_G], q[:, WIN])
-            q[:, WIN_BG] = np.minimum(q[:, WIN_BG], q[:, WIN_G])
-            q[:, LOSE_G] = np.minimum(q[:, LOSE_G], 1.0 - q[:, WIN])
-            q[:, LOSE_BG] = np.minimum(q[:, LOSE_BG], q[:, LOSE_G])
+            q = sanitise(q)
         p[race] = q
         return p
 
