@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from train.progress import progress
-from train.shards import merge_chunks, save_atomic
+from train.shards import draw_boards, merge_chunks, save_atomic
 
 CHUNK = 500
 
@@ -74,14 +74,7 @@ def sample(positions: list[Path], net: str, n: int, seed: int) -> np.ndarray:
     """Up to ``n`` distinct boards that ``net`` evaluates (train.fit's class mask), in a seeded random order."""
     from train.fit import class_mask
 
-    picked = []
-    for folder in positions:
-        for shard in sorted(folder.glob("shard_*.npz")):
-            if ".tmp" not in shard.name:
-                boards = np.load(shard)["boards"]
-                picked.append(boards[class_mask(boards, net)])
-    boards = np.unique(np.concatenate(picked), axis=0)
-    return boards[np.random.default_rng(seed).permutation(len(boards))[:n]]
+    return draw_boards(positions, lambda boards: class_mask(boards, net), n, seed)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from train.progress import progress
-from train.shards import merge_chunks, save_atomic
+from train.shards import draw_boards, merge_chunks, save_atomic
 from train.teacher import to_bgsage
 
 CHUNK = 250
@@ -40,17 +40,11 @@ def sample(positions: list[Path], n: int, seed: int) -> np.ndarray:
     """Up to ``n`` distinct race boards outside the bearoff databases' domain, in a seeded random order."""
     from engine.evaluator import route
 
-    picked = []
-    for folder in positions:
-        for shard in sorted(folder.glob("shard_*.npz")):
-            if ".tmp" in shard.name:
-                continue
-            boards = np.load(shard)["boards"]
-            over, home, contact, _ = route(boards)
-            picked.append(boards[~over & ~contact & ~home])
-    boards = np.unique(np.concatenate(picked), axis=0)
-    rng = np.random.default_rng(seed)
-    return boards[rng.permutation(len(boards))[:n]]
+    def outside_databases(boards: np.ndarray) -> np.ndarray:
+        over, home, contact, _ = route(boards)
+        return ~over & ~contact & ~home
+
+    return draw_boards(positions, outside_databases, n, seed)
 
 
 _RO: object = None

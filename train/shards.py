@@ -4,6 +4,7 @@ train.deepen) write ``chunk_NNNNN.npz`` files the same way and merge them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -30,3 +31,18 @@ def merge_chunks(folder: Path, keys: tuple[str, ...]) -> int:
     merged = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     save_atomic(folder / "merged.npz", **merged)
     return len(merged[keys[0]])
+
+
+def draw_boards(
+    positions: list[Path], keep: Callable[[np.ndarray], np.ndarray], n: int, seed: int
+) -> np.ndarray:
+    """Up to ``n`` distinct boards of the positions shards in ``positions`` that ``keep`` (a mask of a shard's
+    boards) selects, in a seeded random order."""
+    picked = []
+    for folder in positions:
+        for shard in sorted(folder.glob("shard_*.npz")):
+            if ".tmp" not in shard.name:
+                boards = np.load(shard)["boards"]
+                picked.append(boards[keep(boards)])
+    boards = np.unique(np.concatenate(picked), axis=0)
+    return boards[np.random.default_rng(seed).permutation(len(boards))[:n]]
