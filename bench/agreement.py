@@ -413,6 +413,13 @@ def paired_interval(diffs: Sequence[float], scale: float) -> list[float] | None:
     return [round(float(d.mean()), 2), round(1.96 * float(d.std(ddof=1)) / len(d) ** 0.5, 2)]
 
 
+def _known(ans: dict) -> dict[str, float]:
+    """gnubg's 2-ply equity of every resulting board it searched that deep or was asked about (``extra``)."""
+    known = {m[1]: float(m[2]) for m in ans["moves"] if m[3] == 2}
+    known.update({k: float(v) for k, v in ans["extra"].items()})
+    return known
+
+
 def _judged(move: str, known: dict[str, float], gnubg_best: str, best: float) -> tuple[float, float, float]:
     """Same move, as good, mEMG lost: a choice as gnubg 2-ply judges it (KEYS' order)."""
     good = move == gnubg_best or known[move] >= known[gnubg_best] - 1e-6
@@ -437,10 +444,8 @@ def move_report(samples: list[Sample], runs: list[MoveRun], answers: dict[int, d
         if ans is None or "error" in ans or run.error:
             errors.append(run.error or str(ans and ans.get("error")) or f"no answer for {i}")
             continue
-        moves = ans["moves"]
-        deep = {m[1]: float(m[2]) for m in moves if m[3] == 2}
-        known = {**deep, **{k: float(v) for k, v in ans["extra"].items()}}
-        gnubg_best = moves[0][1]  # gnubg's choice: its hint list puts the deepest-searched best first
+        known = _known(ans)
+        gnubg_best = ans["moves"][0][1]  # gnubg's choice: its hint list puts the deepest-searched best first
         best = max(known.values())
         filter_missed += best > known[gnubg_best] + 1e-9
         if ans.get("check"):
@@ -510,8 +515,7 @@ def dump_rows(
         ans = answers.get(i)
         if ans is None or "error" in ans or run.error:
             continue
-        known = {m[1]: float(m[2]) for m in ans["moves"] if m[3] == 2}
-        known.update({k: float(v) for k, v in ans["extra"].items()})
+        known = _known(ans)
         rows.append(
             {
                 "i": i,
