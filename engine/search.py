@@ -164,11 +164,13 @@ class Search:
         bearoff: object | None = None,
         met: MatchEquityTable | None = None,
         pruner: Evaluator | None = None,
+        prune_keep: int = PRUNE_KEEP,
     ) -> None:
         self.evaluator = evaluator
         self.bearoff = bearoff if getattr(bearoff, "two_sided", None) is not None else None
         self._met = met
         self.pruner = pruner
+        self.prune_keep = prune_keep
 
     @property
     def met(self) -> MatchEquityTable:
@@ -221,7 +223,7 @@ class Search:
         """Index of each roll's chosen child: the first best by ``score`` (the mover's view, higher better; a
         pair of arrays is a value and its tie-break).
 
-        With a pruner (gnubg's pruning nets) its cubeless equity first keeps the best ``PRUNE_KEEP`` children
+        With a pruner (gnubg's pruning nets) its cubeless equity first keeps the best ``prune_keep`` children
         of each roll, and only those are scored: most of a deep search's evaluations are these move choices.
         """
         sizes = counts.ravel()
@@ -232,11 +234,11 @@ class Search:
                 return first_best(scored[0], runs, scored[1])
             return first_best(scored, runs)
 
-        if self.pruner is None or sizes.max() <= PRUNE_KEEP:
+        if self.pruner is None or sizes.max() <= self.prune_keep:
             return best(kids, sizes)
         rough = money_equity(invert(_probs_of(self.pruner, kids)))
-        keep = best_per_run(rough, sizes, PRUNE_KEEP)
-        return keep[best(kids[keep], np.minimum(sizes, PRUNE_KEEP))]
+        keep = best_per_run(rough, sizes, self.prune_keep)
+        return keep[best(kids[keep], np.minimum(sizes, self.prune_keep))]
 
     # -- the tree ---------------------------------------------------------------------------------------------
 
