@@ -172,6 +172,29 @@ def test_best_per_run_keeps_the_k_best_of_each_run_in_order() -> None:
     assert list(best_per_run(values, np.array([4, 1, 4]), 2)) == [1, 3, 4, 5, 6]
 
 
+def test_best_per_run_matches_a_plain_sort_per_run() -> None:
+    from engine.search import best_per_run
+
+    rng = np.random.default_rng(7)
+    sizes = rng.integers(1, 40, size=300)
+    # Equities as a pruner gives them, with exact ties (rounded) and one NaN case for the fallback sort.
+    values = np.round(rng.uniform(-3.0, 3.0, size=int(sizes.sum())), 2)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+
+    def plain(vals: np.ndarray, k: int) -> list[int]:
+        out: list[int] = []
+        for a, n in zip(starts, sizes, strict=True):
+            run = sorted(range(a, a + n), key=lambda i: (-vals[i] if np.isfinite(vals[i]) else np.inf, i))
+            out.extend(sorted(run[:k]))
+        return out
+
+    for k in (1, 5, 8):
+        assert best_per_run(values, sizes, k).tolist() == plain(values, k)
+    with_nan = values.copy()
+    with_nan[3] = np.nan
+    assert best_per_run(with_nan, sizes, 5).tolist() == plain(with_nan, 5)
+
+
 def test_a_pruner_that_agrees_with_the_evaluator_changes_nothing() -> None:
     ev = PipEvaluator()
     positions = _sample_positions(6, 11)
