@@ -274,8 +274,14 @@ class CompositeEvaluator:
                 (rest & ~contact, PositionClass.RACE),
             )
             for mask, cls in groups:
-                if mask.any():
+                if mask.all():  # one class only, the usual batch of a search: no copies in or out
+                    out = self.nets.evaluate_boards(boards, self.nets.net_for(cls)).astype(
+                        np.float64, copy=False
+                    )
+                elif mask.any():
                     out[mask] = self.nets.evaluate_boards(boards[mask], self.nets.net_for(cls))
         if self.bounds is not None and rest.any():
+            if rest.all():
+                return self.bounds.settle(boards, out, ~contact)
             out[rest] = self.bounds.settle(boards[rest], out[rest], ~contact[rest])
         return out
