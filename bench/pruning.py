@@ -1,18 +1,19 @@
 """What the pruning nets cost the 2-ply search: its choices with and without them, on the same positions.
 
     python -m bench.pruning --n 1000
-    python -m bench.pruning --n 1000 --prune engine/data/models/prune@8 --prune train/runs/prune4/b128
+    python -m bench.pruning --n 1000 --prune engine/data/models/prune@2 --prune train/runs/prune4/cand_b128
 
-Inside an n-ply search the pruning nets keep each roll's best few moves (``Search.prune_keep``) for the full
-nets. A move the pruner drops is never seen, so the search with pruning can choose another move at the root
-than the same search without it. This bench measures how often and at what price: the daemon's world-class
+Inside an n-ply search the pruning nets keep each roll's best few moves for the full nets: as gnubg,
+``Search.prune_keep`` (5) plus log2 of the roll's legal plays (``engine.search.prune_counts``); ``@KEEP`` sets
+the first term. A move the pruner drops is never seen, so the search with pruning can choose another move at the
+root than the same search without it. This bench measures how often and at what price: the daemon's world-class
 move search (2-ply, gnubg's normal filter, cubeful ranking in a money game with the cube centred) with every
 ``--prune`` folder against the same search with no pruner, the reference. A choice's loss is the reference's
-equity of its best move minus its equity of the pruned search's choice (our own 2-ply's view, not a truth).
+equity of its own choice minus its equity of the pruned search's choice (our own 2-ply's view, not a truth).
 
 Positions: the contact and crashed positions (with their rolls) of ``bench.agreement`` dumps, in file order;
-races are left out because there the pruner rarely has more than ``prune_keep`` plays to choose from. A table
-goes to stdout and a JSON line per folder to ``--out``.
+races are left out because there the pruner rarely has more plays than it keeps. A table goes to stdout and a
+JSON line per folder to ``--out``.
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--prune",
         action="append",
-        help=f"a pruning-net folder, optionally @KEEP children per roll (default: the shipped ones @{PRUNE_KEEP})",
+        help=f"a pruning-net folder, optionally @KEEP: children kept per roll besides log2 of its plays (default: the "
+        f"shipped ones @{PRUNE_KEEP})",
     )
     ap.add_argument("--models", type=Path, default=MODELS_DIR, help="the full nets")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)

@@ -34,12 +34,24 @@ from engine.met import MatchEquityTable
 from engine.moves import ROLLS, Play, gnubg_order, legal_plays, roll_children
 from engine.position import Position
 
-__all__ = ["FILTERS", "ROLLS", "MoveFilter", "RankedMove", "Search", "apply_filter", "best_first"]
+__all__ = [
+    "FILTERS",
+    "ROLLS",
+    "MoveFilter",
+    "RankedMove",
+    "Search",
+    "apply_filter",
+    "best_first",
+    "prune_counts",
+    "prune_runs",
+]
 
 EquityFn = Callable[[np.ndarray], np.ndarray]
 Perturb = Callable[[Sequence[Position], np.ndarray], np.ndarray]
 _WEIGHTS = np.array([w for _, w in ROLLS], dtype=np.float64) / 36.0
-# Children per roll that the pruning nets pass on to the full nets inside the tree.
+# Children per roll that the pruning nets pass on to the full nets inside the tree: as gnubg (eval.c, its
+# MIN_PRUNE_MOVES), PRUNE_KEEP plus log2 of the roll's legal plays, so rolls of many plays keep more; gnubg's
+# comment there says fewer measurably weakened its play.
 PRUNE_KEEP = 5
 
 
@@ -129,9 +141,24 @@ def first_best(values: np.ndarray, sizes: np.ndarray, secondary: np.ndarray | No
     return hits[keep]
 
 
-def best_per_run(values: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest values of each run of ``sizes`` consecutive values (all of a shorter run),
-    in their original order; ties keep the earlier value."""
+def prune_counts(sizes: np.ndarray, keep: int = PRUNE_KEEP) -> np.ndarray:
+    """Children a pruner passes on for rolls of ``sizes`` legal plays: ``keep`` + floor(log2(size)), at most
+    all of them (gnubg's rule: 5 of up to 7 plays ... 9 of 16 to 31, 10 of 32 to 63)."""
+    sizes = np.asarray(sizes)
+    log2 = np.floor(np.log2(np.maximum(sizes, 1))).astype(sizes.dtype)
+    return np.minimum(sizes, keep + log2)
+
+
+def prune_runs(rough: np.ndarray, sizes: np.ndarray, keep: int = PRUNE_KEEP) -> tuple[np.ndarray, np.ndarray]:
+    """The children a pruner keeps of each run (roll) by its ``rough`` values: their indices, in order, and
+    the new run sizes (``prune_counts``)."""
+    counts = prune_counts(sizes, keep)
+    return best_per_run(rough, sizes, counts), counts
+
+
+def best_per_run(values: np.ndarray, sizes: np.ndarray, k: int | np.ndarray) -> np.ndarray:
+    """Indices of the ``k`` largest values of each run of ``sizes`` consecutive values (all of a shorter run;
+    ``k`` one count, or one per run), in their original order; ties keep the earlier value."""
     run = np.repeat(np.arange(len(sizes)), sizes)
     if len(values) and np.isfinite(values).all():
         # One float key (runs a spread apart, best first within a run) sorts five times faster than lexsort's
@@ -143,7 +170,8 @@ def best_per_run(values: np.ndarray, sizes: np.ndarray, k: int) -> np.ndarray:
         order = np.lexsort((-values, run))
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     place = np.arange(len(values)) - np.repeat(starts, sizes)  # rank of order[i] within its run
-    return np.sort(order[place < k])
+    limit = np.repeat(k, sizes) if np.ndim(k) else k
+    return np.sort(order[place < limit])
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +258,9 @@ class Search:
         """Index of each roll's chosen child: the first best by ``score`` (the mover's view, higher better; a
         pair of arrays is a value and its tie-break).
 
-        With a pruner (gnubg's pruning nets) its cubeless equity first keeps the best ``prune_keep`` children
-        of each roll, and only those are scored: most of a deep search's evaluations are these move choices.
+        With a pruner (gnubg's pruning nets) its cubeless equity first keeps the best few children of each roll
+        (``prune_counts`` with ``prune_keep``), and only those are scored: most of a deep search's evaluations
+        are these move choices.
         """
         sizes = counts.ravel()
 
@@ -241,11 +270,11 @@ class Search:
                 return first_best(scored[0], runs, scored[1])
             return first_best(scored, runs)
 
-        if self.pruner is None or sizes.max() <= self.prune_keep:
+        if self.pruner is None or (prune_counts(sizes, self.prune_keep) == sizes).all():
             return best(kids, sizes)
         rough = money_equity(invert(_probs_of(self.pruner, kids)))
-        keep = best_per_run(rough, sizes, self.prune_keep)
-        return keep[best(kids[keep], np.minimum(sizes, self.prune_keep))]
+        keep, kept = prune_runs(rough, sizes, self.prune_keep)
+        return keep[best(kids[keep], kept)]
 
     # -- the tree ---------------------------------------------------------------------------------------------
 

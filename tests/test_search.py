@@ -172,6 +172,22 @@ def test_best_per_run_keeps_the_k_best_of_each_run_in_order() -> None:
     assert list(best_per_run(values, np.array([4, 1, 4]), 2)) == [1, 3, 4, 5, 6]
 
 
+def test_prune_counts_follow_gnubgs_rule() -> None:
+    from engine.search import prune_counts
+
+    # gnubg keeps MIN_PRUNE_MOVES (5) + floor(log2(legal plays)), never more than there are.
+    sizes = np.array([1, 5, 7, 8, 9, 15, 16, 31, 32, 100, 1000])
+    assert prune_counts(sizes).tolist() == [1, 5, 7, 8, 8, 8, 9, 9, 10, 11, 14]
+    assert prune_counts(sizes, 2).tolist() == [1, 4, 4, 5, 5, 5, 6, 6, 7, 8, 11]
+
+
+def test_best_per_run_with_a_count_per_run() -> None:
+    from engine.search import best_per_run
+
+    values = np.array([0.1, 0.9, 0.5, 0.7, 3.0, 1.0, 1.0, 1.0, 0.0])
+    assert list(best_per_run(values, np.array([4, 1, 4]), np.array([3, 1, 1]))) == [1, 2, 3, 4, 5]
+
+
 def test_best_per_run_matches_a_plain_sort_per_run() -> None:
     from engine.search import best_per_run
 
