@@ -143,7 +143,7 @@ def first_best(values: np.ndarray, sizes: np.ndarray, secondary: np.ndarray | No
 
 def prune_counts(sizes: np.ndarray, keep: int = PRUNE_KEEP) -> np.ndarray:
     """Children a pruner passes on for rolls of ``sizes`` legal plays: ``keep`` + floor(log2(size)), at most
-    all of them (gnubg's rule: 5 of up to 7 plays ... 9 of 16 to 31, 10 of 32 to 63)."""
+    all of them (gnubg's rule: all of up to 8 plays, 8 of 9 to 15, 9 of 16 to 31, 10 of 32 to 63)."""
     sizes = np.asarray(sizes)
     log2 = np.floor(np.log2(np.maximum(sizes, 1))).astype(sizes.dtype)
     return np.minimum(sizes, keep + log2)
@@ -162,8 +162,8 @@ def best_per_run(values: np.ndarray, sizes: np.ndarray, k: int | np.ndarray) -> 
     run = np.repeat(np.arange(len(sizes)), sizes)
     if len(values) and np.isfinite(values).all():
         # One float key (runs a spread apart, best first within a run) sorts five times faster than lexsort's
-        # two; values closer than about 1e-15 of run count times spread count as a tie, which for the rough
-        # equities of a pruner is one.
+        # two; values closer than float rounding of (runs x spread), about 1e-10 for a search's batches, count
+        # as a tie, as they are for a pruner's rough equities.
         span = float(values.max() - values.min()) + 1.0
         order = np.argsort(run * span - values, kind="stable")  # stable: ties keep their order
     else:
