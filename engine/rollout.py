@@ -28,7 +28,7 @@ from engine.errors import EngineError
 from engine.evaluator import invert, money_equity
 from engine.moves import ROLLS, legal_plays, roll_children, rolled_children
 from engine.position import Position
-from engine.search import first_best, prune_counts, prune_runs
+from engine.search import best_per_run, first_best, prune_counts
 
 _WEIGHTS = np.array([w for _, w in ROLLS], dtype=np.float64) / 36.0
 _ROLL_OF = {frozenset(d): k for k, (d, _) in enumerate(ROLLS)}
@@ -355,11 +355,11 @@ def _play(
     else:  # only the rolled dice's children are generated, all trials in one call
         sub, sizes = rolled_children(tr.boards[idx], rolls)
     pruner = search.pruner if prune else None
-    if pruner is not None and (prune_counts(sizes, search.prune_keep) < sizes).any():
+    kept = prune_counts(sizes, search.prune_keep) if pruner is not None else sizes
+    if pruner is not None and (kept < sizes).any():
         # gnubg's "0-ply prune": the small pruning nets keep each roll's best few plays for the full nets
         rough = money_equity(invert(pruner.evaluate_boards(sub)))  # type: ignore[attr-defined]
-        keep, sizes = prune_runs(rough, sizes, search.prune_keep)
-        sub = sub[keep]
+        sub, sizes = sub[best_per_run(rough, sizes, kept)], kept
     probs = search.evaluate_boards(sub, 0)  # children seen by the opponent
     score = np.empty(len(sub))
     raw_kids = np.empty(len(sub))

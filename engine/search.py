@@ -43,7 +43,6 @@ __all__ = [
     "apply_filter",
     "best_first",
     "prune_counts",
-    "prune_runs",
 ]
 
 EquityFn = Callable[[np.ndarray], np.ndarray]
@@ -147,13 +146,6 @@ def prune_counts(sizes: np.ndarray, keep: int = PRUNE_KEEP) -> np.ndarray:
     sizes = np.asarray(sizes)
     log2 = np.floor(np.log2(np.maximum(sizes, 1))).astype(sizes.dtype)
     return np.minimum(sizes, keep + log2)
-
-
-def prune_runs(rough: np.ndarray, sizes: np.ndarray, keep: int = PRUNE_KEEP) -> tuple[np.ndarray, np.ndarray]:
-    """The children a pruner keeps of each run (roll) by its ``rough`` values: their indices, in order, and
-    the new run sizes (``prune_counts``)."""
-    counts = prune_counts(sizes, keep)
-    return best_per_run(rough, sizes, counts), counts
 
 
 def best_per_run(values: np.ndarray, sizes: np.ndarray, k: int | np.ndarray) -> np.ndarray:
@@ -270,10 +262,13 @@ class Search:
                 return first_best(scored[0], runs, scored[1])
             return first_best(scored, runs)
 
-        if self.pruner is None or (prune_counts(sizes, self.prune_keep) == sizes).all():
+        if self.pruner is None:
+            return best(kids, sizes)
+        kept = prune_counts(sizes, self.prune_keep)
+        if (kept == sizes).all():
             return best(kids, sizes)
         rough = money_equity(invert(_probs_of(self.pruner, kids)))
-        keep, kept = prune_runs(rough, sizes, self.prune_keep)
+        keep = best_per_run(rough, sizes, kept)
         return keep[best(kids[keep], kept)]
 
     # -- the tree ---------------------------------------------------------------------------------------------
