@@ -32,9 +32,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._results import append_json_line  # noqa: E402
-from engine.analyser import PRUNE_DIR, Analyser  # noqa: E402
+from bench.agreement import Sample  # noqa: E402
+from engine.analyser import PRUNE_DIR, Analyser, pruning_nets  # noqa: E402
 from engine.cube import CubeInfo  # noqa: E402
-from engine.evaluator import MODELS_DIR, CompositeEvaluator, NetEvaluator  # noqa: E402
+from engine.evaluator import MODELS_DIR  # noqa: E402
 from engine.position import Position  # noqa: E402
 from engine.search import PRUNE_KEEP, Search  # noqa: E402
 from train.progress import progress  # noqa: E402
@@ -43,12 +44,6 @@ DUMPS = sorted((HERE / "results" / "agreement_dumps").glob("v3.2_seed*.jsonl"))
 DEFAULT_OUT = HERE / "results" / "pruning.jsonl"
 CLASSES = ("contact", "crashed")
 PLIES = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    position: Position
-    dice: tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +68,17 @@ class PruneFigures:
 
 
 def load_samples(dumps: list[Path], n: int) -> list[Sample]:
-    """The first ``n`` contact and crashed positions of the dumps, with their rolls."""
+    """The first ``n`` contact and crashed positions of the dumps, with their rolls, in a money game with the
+    cube centred."""
+    money = CubeInfo.money()
     out: list[Sample] = []
     for path in dumps:
         for line in path.read_text().splitlines():
             row = json.loads(line)
             if row["class"] in CLASSES:
                 dice = row["dice"]
-                out.append(Sample(Position.from_id(row["gnubgid"].split(":")[0]), (dice[0], dice[1])))
+                position = Position.from_id(row["gnubgid"].split(":")[0])
+                out.append(Sample(position, (dice[0], dice[1]), money))
                 if len(out) == n:
                     return out
     return out
@@ -102,11 +100,11 @@ def choices(
     search: Search, samples: list[Sample], desc: str
 ) -> tuple[list[dict[Position, float]], list[float]]:
     """Per sample, every play's 2-ply equity by resulting position, and the decision times (ms)."""
-    money = CubeInfo.money()
     ranked, times = [], []
     for s in progress(samples, desc=desc):
+        assert s.dice is not None  # load_samples gives every sample its roll
         t0 = time.perf_counter()
-        moves = search.rank(s.position, s.dice, PLIES, cube=money)
+        moves = search.rank(s.position, s.dice, PLIES, cube=s.ci)
         times.append(1000.0 * (time.perf_counter() - t0))
         # The chosen move first: dicts keep insertion order.
         ranked.append({m.play.position: m.equity for m in moves})
@@ -144,14 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("no contact or crashed positions in the dumps")
     analyser = Analyser.default(args.models)
     bare = analyser.search
-    bearoff = bare.bearoff
-    applies = getattr(bearoff, "applies", None)
-    reference = Search(bare.evaluator, bearoff, bare.met)
+    reference = Search(bare.evaluator, bare.bearoff, bare.met)
     ref, ref_ms = choices(reference, samples, "unpruned")
     for folder, keep in specs:
-        pruner = CompositeEvaluator(NetEvaluator(folder), bearoff, applies)
+        pruner = pruning_nets(folder, bare.bearoff)
         got, ms = choices(
-            Search(bare.evaluator, bearoff, bare.met, pruner, keep), samples, f"{folder} @{keep}"
+            Search(bare.evaluator, bare.bearoff, bare.met, pruner, keep), samples, f"{folder} @{keep}"
         )
         loss = compare(ref, got)
         figures = PruneFigures(

@@ -47,6 +47,12 @@ class Evaluation:
         return f"Evaluation(probs=[{p}], plies={self.plies}, cubeless={self.cubeless:+.4f}, cubeful={self.cubeful:+.4f})"
 
 
+def pruning_nets(folder: Path, bearoff: object | None = None, threads: int = 1) -> CompositeEvaluator:
+    """The pruning nets of ``folder`` (one with a manifest, as ``<models>/prune``), over the exact bearoff
+    databases where ``bearoff`` (an ``engine.bearoff.BearoffDatabase``) is given."""
+    return CompositeEvaluator(NetEvaluator(folder, threads), bearoff, getattr(bearoff, "applies", None))
+
+
 class Analyser:
     def __init__(
         self,
@@ -84,7 +90,7 @@ class Analyser:
         pruner = None
         if nets is not None and (folder / PRUNE_DIR / "manifest.json").exists():
             # Pruning nets are an optional speed-up of deep searches: a folder without them still plays.
-            pruner = CompositeEvaluator(NetEvaluator(folder / PRUNE_DIR, threads), bearoff_eval, applies)
+            pruner = pruning_nets(folder / PRUNE_DIR, db, threads)
         return cls(evaluator, bearoff=db, name=name, pruner=pruner)
 
     # -- equities ----------------------------------------------------------------------------------------
