@@ -538,9 +538,8 @@ def pool_dumps(paths: Sequence[Path]) -> dict[str, object]:
     judged: dict[str, list[tuple[float, float, float]]] = {"our_0ply": [], "gnubg_0ply": []}
     for row in rows:
         known = {k: float(v) for k, v in row["equity"].items() if v is not None}
-        best = float(
-            row.get("best", max(known.values()))
-        )  # dumps before "best" was written: the choices' best
+        # Dumps written before "best" was: the best of the choices' equities.
+        best = float(row["best"]) if "best" in row else max(known.values())
         for who, moves in judged.items():
             moves.append(_judged(row["choice"][who], known, row["gnubg_best"], best))
     ours, theirs = np.array(judged["our_0ply"]), np.array(judged["gnubg_0ply"])
