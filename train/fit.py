@@ -69,6 +69,34 @@ def encode_all(boards: np.ndarray, width: int, chunk: int = 65_536) -> np.ndarra
     return np.concatenate([encode(boards[i : i + chunk]) for i in range(0, len(boards), chunk)])
 
 
+def load_labelled(files: list[Path], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """Boards and probabilities of some labelled ``.npz`` files (train.rollouts, train.deepen), concatenated."""
+    parts = [np.load(f) for f in files]
+    boards = np.concatenate([p["boards"] for p in parts]).astype(dtype)
+    probs = np.concatenate([p["probs"] for p in parts]).astype(np.float64)
+    return boards, probs
+
+
+def board_keys(boards: np.ndarray) -> np.ndarray:
+    """One comparable, sortable value per board (its bytes)."""
+    flat = np.ascontiguousarray(boards.reshape(len(boards), -1))
+    return flat.view(np.dtype((np.void, flat.shape[1] * flat.itemsize)))[:, 0]
+
+
+def find_boards(table: np.ndarray, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``boards`` whose board is in ``table``, and for each the first row of ``table`` that holds
+    it. The one way boards are matched between label sources here (sorted keys, not a dict of millions)."""
+    if len(table) == 0 or len(boards) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    keys = board_keys(table)
+    order = np.argsort(keys, kind="stable")  # stable: among equal boards, the first row comes first
+    keys = keys[order]
+    mine = board_keys(boards)
+    at = np.minimum(np.searchsorted(keys, mine), len(keys) - 1)
+    hit = keys[at] == mine
+    return np.flatnonzero(hit), order[at[hit]]
+
+
 def with_rollouts(
     boards: np.ndarray,
     probs: np.ndarray,
@@ -83,9 +111,9 @@ def with_rollouts(
 
     bgsage 2-ply misjudges gammons and backgammons in lopsided races (0.10 for a gammon that a rollout puts at
     0.86); mixing its labels with rollouts of similar positions would teach the average of the two. A board
-    with a rollout and a deep label gets ``deep_weight`` of the deep one: the rollout is unbiased but noisy
-    (standard error 0.009 of the equity), the search smooth but biased where the nets are. The last 5% of each
-    kind's rows are held out; a rolled-out board keeps its place whatever labels it."""
+    with a rollout and a deep label gets ``deep_weight`` of the deep one (of its first deep row): the rollout is
+    unbiased but noisy (standard error 0.009 of the equity), the search smooth but biased where the nets are.
+    The last 5% of each kind's rows are held out; a rolled-out board keeps its place whatever labels it."""
     from engine.evaluator import route
     from train.rollouts import held_out_rows
 
@@ -93,43 +121,30 @@ def with_rollouts(
         raise SystemExit("--rollouts and --deep hold race positions: use them with --net race")
     home = route(boards)[1]
     print(f"{int((~home).sum())} teacher-labelled race positions outside the bearoff databases dropped")
-    rows_b: list[np.ndarray] = []
-    rows_p: list[np.ndarray] = []
-    rows_h: list[bool] = []
-    rolled: dict[bytes, list[int]] = {}
-    for files_, is_deep in ((files, False), (deep or [], True)):
-        if not files_:
-            continue
-        parts = [np.load(f) for f in files_]
-        more_boards = np.concatenate([p["boards"] for p in parts]).astype(boards.dtype)
-        more_probs = np.concatenate([p["probs"] for p in parts]).astype(np.float64)
-        print(f"{len(more_boards)} {'deep-labelled' if is_deep else 'rolled-out'} positions")
-        for b, q, h in zip(more_boards, more_probs, held_out_rows(len(more_boards)), strict=True):
-            key = b.tobytes()
-            if is_deep and key in rolled:
-                for i in rolled[key]:
-                    rows_p[i] = (1.0 - deep_weight) * rows_p[i] + deep_weight * q
-                continue
-            if not is_deep:
-                rolled.setdefault(key, []).append(len(rows_b))
-            rows_b.append(b)
-            rows_p.append(q)
-            rows_h.append(bool(h))
-    race_boards = np.stack(rows_b)
-    race_probs = np.stack(rows_p).astype(probs.dtype)
-    race_held = np.array(rows_h)
-    print(f"{len(race_boards)} race positions labelled, {int(race_held.sum())} of them held out")
+    ro_boards, ro_probs = load_labelled(files, boards.dtype) if files else _no_labels(boards)
+    ro_held = held_out_rows(len(ro_boards))
+    if files:
+        print(f"{len(ro_boards)} rolled-out positions")
+    if deep:
+        deep_boards, deep_probs = load_labelled(deep, boards.dtype)
+        print(f"{len(deep_boards)} deep-labelled positions")
+        rows, source = find_boards(deep_boards, ro_boards)
+        ro_probs[rows] = (1.0 - deep_weight) * ro_probs[rows] + deep_weight * deep_probs[source]
+        added = np.ones(len(deep_boards), dtype=bool)
+        added[find_boards(ro_boards, deep_boards)[0]] = False  # rolled out too: blended above
+        ro_boards = np.concatenate([ro_boards, deep_boards[added]])
+        ro_probs = np.concatenate([ro_probs, deep_probs[added]])
+        ro_held = np.concatenate([ro_held, held_out_rows(len(deep_boards))[added]])
+    print(f"{len(ro_boards)} race positions labelled, {int(ro_held.sum())} of them held out")
     return (
-        np.concatenate([boards[home], race_boards]),
-        np.concatenate([probs[home], race_probs]),
-        np.concatenate([val[home], race_held]),
+        np.concatenate([boards[home], ro_boards]),
+        np.concatenate([probs[home], ro_probs.astype(probs.dtype)]),
+        np.concatenate([val[home], ro_held]),
     )
 
 
-def board_keys(boards: np.ndarray) -> np.ndarray:
-    """One comparable, sortable value per board (its bytes)."""
-    flat = np.ascontiguousarray(boards.reshape(len(boards), -1))
-    return flat.view(np.dtype((np.void, flat.shape[1] * flat.itemsize)))[:, 0]
+def _no_labels(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros((0, *boards.shape[1:]), dtype=boards.dtype), np.zeros((0, 5), dtype=np.float64)
 
 
 def with_deep(
@@ -137,15 +152,10 @@ def with_deep(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Labels of our own deeper search (train.deepen) for a contact or crashed net: a training row whose board
     has one gets ``weight`` of it, boards not among the rows are added; validation rows keep their labels."""
-    parts = [np.load(f) for f in files]
-    deep_boards = np.concatenate([p["boards"] for p in parts]).astype(boards.dtype)
-    deep_probs = np.concatenate([p["probs"] for p in parts]).astype(np.float64)
-    order = np.argsort(board_keys(deep_boards), kind="stable")
-    keys = board_keys(deep_boards)[order]
-    mine = board_keys(boards)
-    at = np.minimum(np.searchsorted(keys, mine), len(keys) - 1)
-    hit = (keys[at] == mine) & ~val
-    rows, source = np.flatnonzero(hit), order[at[hit]]
+    deep_boards, deep_probs = load_labelled(files, boards.dtype)
+    rows, source = find_boards(deep_boards, boards)
+    training = ~val[rows]
+    rows, source = rows[training], source[training]
     probs = probs.copy()
     probs[rows] = ((1.0 - weight) * probs[rows] + weight * deep_probs[source]).astype(probs.dtype)
     new = np.ones(len(deep_boards), dtype=bool)
