@@ -122,6 +122,11 @@ def plot(
     return f"plot written to {path}"
 
 
+def _names(spec: str, depth: int) -> str:
+    """The last ``depth`` path components of each comma-separated checkpoint prefix."""
+    return ",".join("/".join(Path(p).parts[-depth:]) for p in spec.split(","))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("a", help="checkpoint prefix(es) of the first duel, comma-separated")
@@ -131,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--target", type=float, help="with --plot, a line at this ppg in the duels' panel")
     args = ap.parse_args(argv)
-    name = lambda spec: ",".join(Path(p).name for p in spec.split(","))  # noqa: E731
+    # Checkpoints of two net versions often share a file name (v3.1/x, v3.2/x): then name them by folder too.
+    depth = 2 if args.b and _names(args.a, 1) == _names(args.b, 1) else 1
+    name = lambda spec: _names(spec, depth)  # noqa: E731
     if args.b is None:
         pooled = read_pooled(args.a)
         one = summarise([v[0] for v in pooled.values()])

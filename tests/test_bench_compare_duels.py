@@ -61,3 +61,13 @@ def test_main_writes_the_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main([str(a), str(b), "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "40 common dice sequences" in capsys.readouterr().out
+
+
+def test_duels_of_the_same_file_name_are_named_by_their_folders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "v3.2" / "duel_s7", tmp_path / "v3.1" / "duel_s7"
+    _checkpoint(a, {1: 1.0, 2: 0.0})
+    _checkpoint(b, {1: 0.0, 2: 0.0})
+    assert main([str(a), str(b)]) == 0
+    assert "v3.2/duel_s7 - v3.1/duel_s7: +0.5000" in capsys.readouterr().out
