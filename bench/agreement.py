@@ -533,26 +533,54 @@ def dump_rows(
 
 def pool_dumps(paths: Sequence[Path]) -> dict[str, object]:
     """Our 0-ply against gnubg's over the positions of several ``--dump`` files (several seeds): each chooser's
-    same move, as good and mEMG lost, and the paired differences with their 95% intervals."""
+    same move, as good and mEMG lost, and the paired differences with their 95% intervals; the same by position
+    class (``by_class``; bearoff classes pooled as "bearoff")."""
     rows = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
     judged: dict[str, list[tuple[float, float, float]]] = {"our_0ply": [], "gnubg_0ply": []}
+    classes: list[str] = []
     for row in rows:
         known = {k: float(v) for k, v in row["equity"].items() if v is not None}
         # Dumps written before "best" was: the best of the choices' equities.
         best = float(row["best"]) if "best" in row else max(known.values())
         for who, moves in judged.items():
             moves.append(_judged(row["choice"][who], known, row["gnubg_best"], best))
+        kind = str(row.get("class", "unknown"))
+        classes.append("bearoff" if kind.startswith("bearoff") else kind)
     ours, theirs = np.array(judged["our_0ply"]), np.array(judged["gnubg_0ply"])
     scale = np.array([100.0, 100.0, 1.0])
+
+    def figures(mask: np.ndarray) -> dict[str, object]:
+        o, t = ours[mask], theirs[mask]
+        return {
+            "positions": int(mask.sum()),
+            "our_0ply": [round(float(x), 2) for x in o.mean(axis=0) * scale],
+            "gnubg_0ply": [round(float(x), 2) for x in t.mean(axis=0) * scale],
+            "ours_minus_gnubg_0ply": {
+                k: paired_interval((o[:, j] - t[:, j]).tolist(), scale[j]) for j, k in enumerate(KEYS)
+            },
+        }
+
+    kinds = np.array(classes)
     return {
         "files": [str(p) for p in paths],
-        "positions": len(rows),
-        "our_0ply": [round(float(x), 2) for x in ours.mean(axis=0) * scale],
-        "gnubg_0ply": [round(float(x), 2) for x in theirs.mean(axis=0) * scale],
-        "ours_minus_gnubg_0ply": {
-            k: paired_interval((ours[:, j] - theirs[:, j]).tolist(), scale[j]) for j, k in enumerate(KEYS)
-        },
+        **figures(np.ones(len(rows), dtype=bool)),
+        "by_class": {k: figures(kinds == k) for k in sorted(set(classes))},
     }
+
+
+def print_pool(pooled: dict[str, Any]) -> None:
+    """The pooled figures as a table: same move, as good and mEMG lost, ours beside gnubg's, and the paired
+    difference of the same-move rate, over all positions and by class."""
+    print(
+        f"{'positions':<10} {'n':>6}  {'same move':>15}  {'as good':>15}  {'loss mEMG':>13}  same, ours - gnubg"
+    )
+    for name, f in [("all", pooled), *pooled["by_class"].items()]:
+        o, t, d = f["our_0ply"], f["gnubg_0ply"], f["ours_minus_gnubg_0ply"]["agree"]
+        diff = f"{d[0]:+.1f} ± {d[1]:.1f}" if d else "-"
+        print(
+            f"{name:<10} {f['positions']:>6}  {o[0]:>6.1f} / {t[0]:>5.1f}%  {o[1]:>6.1f} / {t[1]:>5.1f}%  "
+            f"{o[2]:>5.2f} / {t[2]:>5.2f}  {diff}"
+        )
 
 
 def cube_report(
@@ -708,7 +736,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
     if args.pool:
-        print(json.dumps(pool_dumps(args.pool)))
+        pooled = pool_dumps(args.pool)
+        print(json.dumps(pooled))
+        print_pool(pooled)
         return 0
     if not Path(GNUBG).exists():
         print(f"gnubg not found at {GNUBG}", file=sys.stderr)

@@ -76,17 +76,25 @@ def test_ours_minus_gnubg_is_paired_on_the_same_positions() -> None:
 def test_dumps_of_several_seeds_pool_into_one_paired_figure(tmp_path: Path) -> None:
     from bench.agreement import pool_dumps
 
-    def row(ours: str, gnubg: str) -> str:
+    def row(ours: str, gnubg: str, kind: str = "contact") -> str:
         equity = {"a": 0.10, "b": 0.10, "c": 0.05}  # b ties gnubg 2-ply's choice a; c loses 50 mEMG
         choice = {"our_0ply": ours, "gnubg_0ply": gnubg}
-        return json.dumps({"gnubg_best": "a", "best": 0.10, "choice": choice, "equity": equity}) + "\n"
+        line = {"gnubg_best": "a", "best": 0.10, "choice": choice, "equity": equity, "class": kind}
+        return json.dumps(line) + "\n"
 
     first, second = tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"
-    first.write_text(row("a", "c") + row("b", "a"))
-    second.write_text(row("c", "a") + row("a", "a"))
+    first.write_text(row("a", "c") + row("b", "a", "bearoff1"))
+    second.write_text(row("c", "a") + row("a", "a", "bearoff2"))
     pooled = pool_dumps([first, second])
     assert pooled["positions"] == 4
     assert pooled["our_0ply"] == [50.0, 75.0, 12.5]  # same move, as good (b ties), mEMG lost
     assert pooled["gnubg_0ply"] == [75.0, 75.0, 12.5]
     assert pooled["ours_minus_gnubg_0ply"]["agree"][0] == -25.0
     assert pooled["ours_minus_gnubg_0ply"]["loss"][0] == 0.0
+    by_class = pooled["by_class"]
+    assert sorted(by_class) == ["bearoff", "contact"]  # the two bearoff classes pool
+    assert by_class["contact"]["positions"] == 2
+    assert by_class["contact"]["our_0ply"] == [50.0, 50.0, 25.0]  # a (right), c (50 mEMG lost)
+    assert by_class["contact"]["gnubg_0ply"] == [50.0, 50.0, 25.0]  # c, then a
+    assert by_class["bearoff"]["our_0ply"] == [50.0, 100.0, 0.0]  # b ties a: as good, not the same move
+    assert by_class["bearoff"]["ours_minus_gnubg_0ply"]["agree"][0] == -50.0
