@@ -44,14 +44,24 @@ def read_pooled(spec: str) -> dict[int, tuple[float, ...]]:
     return out
 
 
-def compare(a: Path | str, b: Path | str) -> dict[str, float]:
+def paired(a: Path | str, b: Path | str) -> tuple[list[float], list[float]]:
+    """The two duels' results on the dice sequences both played, in seed order."""
     ra, rb = read_pooled(str(a)), read_pooled(str(b))
     seeds = sorted(set(ra) & set(rb))
-    diff = [ra[s][0] - rb[s][0] for s in seeds]
+    return [ra[s][0] for s in seeds], [rb[s][0] for s in seeds]
+
+
+def compare(a: Path | str, b: Path | str) -> dict[str, float]:
+    return summarise_pair(*paired(a, b))
+
+
+def summarise_pair(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """The paired difference a - b with its interval, each side's own mean, and how many sequences differ."""
+    diff = [x - y for x, y in zip(a, b, strict=True)]
     out = summarise(diff)
     out.update(
-        a_ppg=summarise([ra[s][0] for s in seeds])["ppg"],
-        b_ppg=summarise([rb[s][0] for s in seeds])["ppg"],
+        a_ppg=summarise(list(a))["ppg"],
+        b_ppg=summarise(list(b))["ppg"],
         sequences_differing=float(np.mean([d != 0 for d in diff])) if diff else 0.0,
     )
     return out
@@ -147,19 +157,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.plot:
             print(plot({name(args.a): [pooled[s][0] for s in sorted(pooled)]}, None, args.plot, args.target))
         return 0
+    a, b = paired(args.a, args.b)
     if args.plot:
-        ra, rb = read_pooled(args.a), read_pooled(args.b)
-        seeds = sorted(set(ra) & set(rb))
-        a, b = [ra[s][0] for s in seeds], [rb[s][0] for s in seeds]
-        print(
-            plot(
-                {name(args.a): a, name(args.b): b},
-                [x - y for x, y in zip(a, b, strict=True)],
-                args.plot,
-                args.target,
-            )
-        )
-    r = compare(args.a, args.b)
+        diff = [x - y for x, y in zip(a, b, strict=True)]
+        print(plot({name(args.a): a, name(args.b): b}, diff, args.plot, args.target))
+    r = summarise_pair(a, b)
     print(json.dumps(r))
     print(
         f"{name(args.a)} - {name(args.b)}: {r['ppg']:+.4f} ± {r['ci95']:.4f} ppg over {r['pairs']} common dice "
