@@ -69,10 +69,13 @@ def encode_all(boards: np.ndarray, width: int, chunk: int = 65_536) -> np.ndarra
     return np.concatenate([encode(boards[i : i + chunk]) for i in range(0, len(boards), chunk)])
 
 
-def load_labelled(files: list[Path], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """Boards and probabilities of some labelled ``.npz`` files (train.rollouts, train.deepen), concatenated."""
+def load_labelled(files: list[Path], like: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boards (as ``like``'s dtype) and probabilities of some labelled ``.npz`` files (train.rollouts,
+    train.deepen), concatenated; none for no files."""
+    if not files:
+        return np.zeros((0, *like.shape[1:]), dtype=like.dtype), np.zeros((0, 5), dtype=np.float64)
     parts = [np.load(f) for f in files]
-    boards = np.concatenate([p["boards"] for p in parts]).astype(dtype)
+    boards = np.concatenate([p["boards"] for p in parts]).astype(like.dtype)
     probs = np.concatenate([p["probs"] for p in parts]).astype(np.float64)
     return boards, probs
 
@@ -121,12 +124,12 @@ def with_rollouts(
         raise SystemExit("--rollouts and --deep hold race positions: use them with --net race")
     home = route(boards)[1]
     print(f"{int((~home).sum())} teacher-labelled race positions outside the bearoff databases dropped")
-    ro_boards, ro_probs = load_labelled(files, boards.dtype) if files else _no_labels(boards)
+    ro_boards, ro_probs = load_labelled(files, boards)
     ro_held = held_out_rows(len(ro_boards))
     if files:
         print(f"{len(ro_boards)} rolled-out positions")
     if deep:
-        deep_boards, deep_probs = load_labelled(deep, boards.dtype)
+        deep_boards, deep_probs = load_labelled(deep, boards)
         print(f"{len(deep_boards)} deep-labelled positions")
         rows, source = find_boards(deep_boards, ro_boards)
         ro_probs[rows] = (1.0 - deep_weight) * ro_probs[rows] + deep_weight * deep_probs[source]
@@ -143,16 +146,12 @@ def with_rollouts(
     )
 
 
-def _no_labels(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.zeros((0, *boards.shape[1:]), dtype=boards.dtype), np.zeros((0, 5), dtype=np.float64)
-
-
 def with_deep(
     boards: np.ndarray, probs: np.ndarray, val: np.ndarray, files: list[Path], weight: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Labels of our own deeper search (train.deepen) for a contact or crashed net: a training row whose board
     has one gets ``weight`` of it, boards not among the rows are added; validation rows keep their labels."""
-    deep_boards, deep_probs = load_labelled(files, boards.dtype)
+    deep_boards, deep_probs = load_labelled(files, boards)
     rows, source = find_boards(deep_boards, boards)
     training = ~val[rows]
     rows, source = rows[training], source[training]
