@@ -398,18 +398,17 @@ class Search:
             filters = FILTERS[move_filter][plies] if isinstance(move_filter, str) else tuple(move_filter)
             if len(filters) != plies:
                 raise ValueError(f"a {plies}-ply search needs {plies} move filters, not {len(filters)}")
-            # filters[k] prunes the moves scored at k plies; a skipped ply is not scored at all.
+            # As gnubg's FindnSaveBestMoves: filters[k] scores the survivors at k plies, then prunes them; a
+            # skipped ply is not scored at all (grandmaster: 0-ply, 2-ply, then 3-ply for the last few).
             for k, flt in enumerate(filters):
                 if flt.accept < 0:
                     continue
+                if k > 0:
+                    probs[alive], eq[alive] = score(alive, k)
+                    depth[alive] = k
                 alive = alive[apply_filter(eq[alive], flt, equity(probs[alive]))]
-                nxt = k + 1
-                if nxt == plies or filters[nxt].accept >= 0:
-                    probs[alive], eq[alive] = score(alive, nxt)
-                    depth[alive] = nxt
-            if plies not in set(depth[alive].tolist()):
-                probs[alive], eq[alive] = score(alive, plies)
-                depth[alive] = plies
+            probs[alive], eq[alive] = score(alive, plies)
+            depth[alive] = plies
         # Deeper-searched moves rank above shallower ones, as in gnubg's hint list; equal equities by the
         # cubeless equity (gnubg's rScore2), then in gnubg's move-generation order (exactly equal moves, as
         # when every play loses a gammon for certain: none is better, and gnubg lists the first it generated).

@@ -278,3 +278,46 @@ def test_ties_that_differ_in_the_last_bit_go_to_the_cubeless_equity() -> None:
     assert list(first_best(runs, np.array([3, 3]), np.tile(cubeless, 2))) == [1, 5]
     # A real difference is still a difference.
     assert best_first(np.array([1.0, 1.0 - 1e-6]), np.array([0.0, 1.0]))[0] == 0
+
+
+def test_grandmaster_filters_are_gnubgs_large_at_three_plies() -> None:
+    # gnubg's grandmaster (eval.c aecSettings / aiSettingsMoveFilter): 3-ply, pruning, the "Large" filters
+    # (keep 16 within 0.32 at 0-ply, skip 1-ply, keep 4 within 0.08 at 2-ply).
+    gm = LEVELS["grandmaster"]
+    assert (gm.plies, gm.move_filter, gm.cube_depth, gm.chequer_noise) == (3, "large", 3, 0.0)
+    assert FILTERS["large"][3] == (MoveFilter(0, 16, 0.32), MoveFilter(-1), MoveFilter(0, 4, 0.08))
+    assert parse_level("grandmaster") == gm and parse_level("Grandmaster") == gm
+
+
+def test_a_three_ply_filter_judges_the_moves_scored_at_two_plies() -> None:
+    # gnubg's FindnSaveBestMoves scores the survivors at ply k before applying filter k: the 2-ply filter of a
+    # 3-ply search must see 2-ply equities, not the 0-ply ones of the first filter.
+    ev = PipEvaluator()
+    search = Search(ev)
+    pos = Position.initial()
+    flts = (MoveFilter(0, 16, 0.32), MoveFilter(-1), MoveFilter(0, 4, 0.08))
+    seen: list[int] = []
+    real = search.evaluate_boards
+    nested = [0]
+
+    def spy(boards, plies, equity=money_equity):  # type: ignore[no-untyped-def]
+        if not nested[0]:  # the root's calls only, not the tree's recursion
+            seen.append(plies)
+        nested[0] += 1
+        try:
+            return real(boards, plies, equity)
+        finally:
+            nested[0] -= 1
+
+    search.evaluate_boards = spy  # type: ignore[method-assign]
+    ranked = search.rank(pos, (4, 3), plies=3, move_filter=flts)
+    assert seen == [0, 2, 3]  # scored at 0, then the first filter's survivors at 2, the last few at 3
+    two = search.rank(pos, (4, 3), plies=2, move_filter=(flts[0], flts[1]))
+    by_move = {str(r.play.move): r for r in two}
+    top = [r for r in ranked if r.plies == 3]
+    assert 1 <= len(top) <= 4
+    best2 = max(r.equity for r in two if r.plies == 2)
+    # exactly the moves the 2-ply filter keeps: up to 4, within 0.08 of the best 2-ply equity
+    assert all(by_move[str(r.play.move)].equity >= best2 - 0.08 - 1e-12 for r in top)
+    kept = [r for r in two if r.plies == 2 and r.equity >= best2 - 0.08 - 1e-12]
+    assert len(top) == min(4, len(kept))
