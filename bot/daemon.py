@@ -275,9 +275,11 @@ class Daemon:
 
         try:
             self._web = await start_web(self.server, self.analyser, self.config)
-        except OSError as exc:  # the port is taken: the FIBS side still serves
-            self.log.error("web page unavailable", port=self.config.server.web_port, error=str(exc))
-            return
+        except OSError as exc:  # as for the FIBS port: a user must not open someone else's page on it
+            s = self.config.server
+            raise StartupError(
+                f"the web page cannot listen on {s.host}:{s.web_port}: {_reason(exc)}"
+            ) from None
         if self._web is not None:
             self.log.info("web page", url=getattr(self._web, "url", f"port {self.config.server.web_port}"))
 
