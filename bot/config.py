@@ -61,6 +61,7 @@ class EmbeddedServerConfig:
     idle_timeout: float = 3600.0
     max_line: int = 1024
     max_commands_per_second: float = 20.0
+    web_origins: tuple[str, ...] = ()  # WebSocket origins allowed besides the page's own (a proxy's URL)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+from collections.abc import Iterable
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ STATIC_DIR = Path(__file__).with_name("static")
 WS_PATH = "/ws"
 ARCHIVE_PATH = "/api/archive"
 JSON_TYPE = "application/json; charset=utf-8"
+TEXT_TYPE = "text/plain; charset=utf-8"
 STATIC_FILES: dict[str, tuple[str, str]] = {  # URL path: (file in static/, content type)
     "/": ("index.html", "text/html; charset=utf-8"),
     "/index.html": ("index.html", "text/html; charset=utf-8"),
@@ -50,11 +52,14 @@ class StaticFiles:
     """The page's files in memory and, given an archive folder, the archive endpoints; ``respond`` is the
     server's ``process_request``."""
 
-    def __init__(self, directory: Path = STATIC_DIR, archive: Path | None = None) -> None:
+    def __init__(
+        self, directory: Path = STATIC_DIR, archive: Path | None = None, origins: Iterable[str] = ()
+    ) -> None:
         self.files: dict[str, tuple[bytes, str]] = {
             path: ((directory / name).read_bytes(), kind) for path, (name, kind) in STATIC_FILES.items()
         }
         self.archive = ArchiveReader(archive) if archive is not None else None
+        self.origins = frozenset(o.rstrip("/").lower() for o in origins)  # besides the page's own
 
     def __repr__(self) -> str:
         return f"<StaticFiles {sorted(self.files)} {self.archive!r}>"
@@ -62,6 +67,10 @@ class StaticFiles:
     async def respond(self, connection: ServerConnection, request: Request) -> Response | None:
         path = request.path.split("?", 1)[0]
         if path == WS_PATH:
+            refusal = self.origin_refusal(request)
+            if refusal is not None:
+                log.warning("WebSocket refused: %s", refusal)
+                return _response(connection, HTTPStatus.FORBIDDEN, refusal.encode() + b"\n", TEXT_TYPE)
             return None  # the WebSocket handshake goes on
         if path == ARCHIVE_PATH or path.startswith(ARCHIVE_PATH + "/"):
             status, body = await asyncio.to_thread(self.archive_body, path)
@@ -71,6 +80,26 @@ class StaticFiles:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
         body, kind = found
         return _response(connection, HTTPStatus.OK, body, kind)
+
+    def origin_refusal(self, request: Request) -> str | None:
+        """Why a WebSocket handshake's ``Origin`` is refused, or None. A browser always sends the page's
+        origin: any other page a user visits could otherwise open a session from his address. The page's own
+        origin (the ``Host`` it was asked for) and the configured ones pass; a client without ``Origin`` (not a
+        browser: scripts, bots) too."""
+        origins = request.headers.get_all("Origin")
+        if not origins:
+            return None
+        origin = origins[0].strip().rstrip("/").lower()
+        hosts = request.headers.get_all("Host")
+        host = hosts[0].strip().lower() if len(hosts) == 1 else ""
+        if len(origins) == 1 and host and origin in (f"http://{host}", f"https://{host}"):
+            return None
+        if len(origins) == 1 and origin in self.origins:
+            return None
+        return (
+            f"WebSocket origin {origins[0][:200]!r} is not allowed: only this page's own origin "
+            "and those in server.web_origins (config.toml) may connect"
+        )
 
     def archive_body(self, path: str) -> tuple[HTTPStatus, bytes]:
         status, payload = self.archive_answer(path)

@@ -40,6 +40,7 @@ class WebService:
         kibitz: bool = True,
         policy: PolicyConfig | None = None,
         archive: Path | None = None,
+        origins: tuple[str, ...] = (),
     ) -> None:
         self.fibs = fibs
         self.host = host
@@ -50,7 +51,8 @@ class WebService:
             lengths = accepted_lengths(policy)
             accepts = wm.Accepts(lengths.min_length, lengths.max_length, lengths.unlimited)
         self.hub = WebHub(fibs, analyser, kibitz=kibitz, accepts=accepts)
-        self.static = StaticFiles(archive=archive)  # the folder /api/archive reads; None: no archive
+        # the folder /api/archive reads (None: no archive); the WebSocket origins allowed besides the page's
+        self.static = StaticFiles(archive=archive, origins=origins)
         self._server: Server | None = None
 
     def __repr__(self) -> str:
@@ -108,6 +110,7 @@ async def start_web(server: FibsServer, analyser: Analyser | None, config: Any) 
         idle_timeout=section.idle_timeout,
         policy=getattr(config, "policy", None),
         archive=getattr(getattr(config, "daemon", None), "archive_dir", None),
+        origins=tuple(getattr(section, "web_origins", ())),
     )
     await service.start()
     return service
