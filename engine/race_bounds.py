@@ -27,8 +27,6 @@ most; likewise for the first chequer off against the other side's finish (gammon
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from engine.bearoff.ranking import POINTS, rank_array
@@ -146,21 +144,69 @@ class RaceBounds:
         that: the other side saves only if so, and only by bearing a chequer off in its one turn between."""
         mine = np.flatnonzero(me_full & (opp_most == 1))
         theirs = np.flatnonzero(opp_full & (me_most == 2))
-        for i in mine:
-            q[i, LOSE_G] = 1.0 - chance_off_in_one_roll(tuple(int(x) for x in boards[i, 0]))
-        for i in theirs:
-            two = float(self.rolls[rank_array(boards[i, 0, :POINTS])][2])
-            q[i, WIN_G] = 1.0 - two * chance_off_in_one_roll(tuple(int(x) for x in boards[i, 1]))
+        if len(mine):
+            q[mine, LOSE_G] = 1.0 - chances_off_in_one_roll(boards[mine, 0])
+        if len(theirs):
+            two = self.rolls[rank_array(boards[theirs, 0, :POINTS]), 2].astype(np.float64)
+            q[theirs, WIN_G] = 1.0 - two * chances_off_in_one_roll(boards[theirs, 1])
 
 
-@functools.lru_cache(maxsize=65_536)
+# A chequer off in one roll, without generating plays. In a race (the other side cannot block) every die of a
+# 15-chequer side is playable in every state of its turn, so the legal plays are all the ways of using every
+# die, and a chequer can be borne off iff some order of the dice bears one off. Non-doubles (two dice): with
+# every chequer home, one die bears off (a chequer on its point, or none higher), or one die moves a chequer
+# and the other bears off (a chequer landing on its point, or the only chequer above it moving below it); with
+# one chequer outside, one die brings it home and the other bears off; with more, no. Doubles: the chequers
+# outside need a known number of steps to come home and land on known points, and on the home board a die d
+# first bears off after j steps for a chequer on point j*d, or once every chequer is below d (floor(p/d) steps
+# for one on p) and one more. Boards are indices 0-23 for points 1-24, 24 for the bar (point 25).
+_POINT = np.arange(1, 26, dtype=np.int64)
+_NON_DOUBLES = [(a, b) for a in range(1, 7) for b in range(1, a)]
+_DOUBLE_STEPS = {}  # die -> (steps home per point 7-25, landing point per point 7-25, floor(p / d) per point 1-6)
+for _d in range(1, 7):
+    _steps = -(-(_POINT[6:] - 6) // _d)
+    _DOUBLE_STEPS[_d] = (_steps, _POINT[6:] - _steps * _d, _POINT[:6] // _d)
+
+
+def chances_off_in_one_roll(sides: np.ndarray) -> np.ndarray:
+    """``chance_off_in_one_roll`` of many sides (n, 25) at once, as float64 (hits / 36.0)."""
+    b = np.asarray(sides, dtype=np.int64).reshape(-1, 25)
+    n = len(b)
+    home, out = b[:, :6], b[:, 6:]
+    outside = out.sum(axis=1)
+    top = np.where(home > 0, _POINT[:6], 0).max(axis=1)  # highest home point held (0: none)
+    above = np.cumsum(home[:, ::-1], axis=1)[:, ::-1]  # above[:, y] = chequers on points > y (y = 0..5)
+    above = np.concatenate([above[:, 1:], np.zeros((n, 1), dtype=np.int64)], axis=1)  # now points > y + 1
+    straggler = out @ _POINT[6:]  # the point of the one chequer outside, where there is one
+    hits = np.zeros(n, dtype=np.int64)
+    for a, b_ in _NON_DOUBLES:
+        ok = np.zeros(n, dtype=bool)
+        all_home = outside == 0
+        for x, y in ((a, b_), (b_, a)):
+            on_y = home[:, y - 1] > 0
+            # all home: y bears off at once, or x moves a chequer onto y, or x moves the only one above y below it
+            first = on_y | (top < y)
+            if x + y <= 6:
+                first |= home[:, x + y - 1] > 0
+            first |= (above[:, y - 1] == 1) & (top < x + y)
+            # one outside: x brings it home to p - x, then y bears off
+            lands = straggler - x
+            brought = (lands <= 6) & (on_y | (lands == y) | ((top < y) & (lands < y)))
+            ok |= np.where(all_home, first, (outside == 1) & brought)
+        hits += 2 * ok
+    for d in range(1, 7):
+        steps, landing, below = _DOUBLE_STEPS[d]
+        used = out @ steps
+        board = home.copy()
+        for k in range(6):  # landing points of the chequers outside
+            board[:, k] += out[:, landing == k + 1].sum(axis=1)
+        need = board @ below + 1  # every chequer below d, then one off
+        for j in range(1, 6 // d + 1):  # a chequer on j * d: off after j steps
+            need = np.where(board[:, j * d - 1] > 0, np.minimum(need, j), need)
+        hits += used + need <= 4
+    return hits / 36.0
+
+
 def chance_off_in_one_roll(side: tuple[int, ...]) -> float:
     """The chance that a side of 15 chequers (25 counts, no contact) can bear a chequer off with its next roll."""
-    from engine.moves import ROLLS, legal_plays
-    from engine.position import Position
-
-    position = Position(side, (0,) * 25)  # the other side cannot block or be hit in a race
-    hits = sum(
-        weight for dice, weight in ROLLS if any(sum(p.position.me) < 15 for p in legal_plays(position, dice))
-    )
-    return hits / 36.0
+    return float(chances_off_in_one_roll(np.array([side]))[0])

@@ -11,9 +11,15 @@ from engine.analyser import Analyser
 from engine.bearoff import BearoffDatabase
 from engine.bearoff.ranking import rank
 from engine.evaluator import money_equity
-from engine.moves import legal_plays
+from engine.moves import ROLLS, legal_plays
 from engine.position import Position
-from engine.race_bounds import RaceBounds, fewest_turns_to_finish, fewest_turns_to_first_off
+from engine.race_bounds import (
+    RaceBounds,
+    chance_off_in_one_roll,
+    chances_off_in_one_roll,
+    fewest_turns_to_finish,
+    fewest_turns_to_first_off,
+)
 
 ANY = np.array([[0.4, 0.2, 0.05, 0.3, 0.1]])
 
@@ -152,8 +158,6 @@ def test_exactly_equal_plays_are_listed_in_gnubgs_order(
 
 
 def test_one_roll_to_save_a_gammon_counted_by_hand() -> None:
-    from engine.race_bounds import chance_off_in_one_roll
-
     # One chequer on the 7, fourteen on the 6: a roll with a six (11/36) brings it in and bears one off, 5-2
     # and 4-3 (4/36) bear it off itself, 3-3 goes 7/4 6/3 6/3 3/off and 2-2 7/5 6/4/2/off (2/36); 1-1, 4-4
     # and 5-5 cannot.
@@ -168,3 +172,54 @@ def test_a_gammon_decided_by_one_turn_is_exact(bounds: RaceBounds) -> None:
     # I am on roll with four on the ace: off now with a double (6/36), else next turn; he saves only if I need
     # two turns and he bears a chequer off in his one turn between.
     assert settle(bounds, board({1: 4}, {7: 1, 6: 14}))[:2] == pytest.approx([1.0, 1 - 30 / 36 * save])
+
+
+def chance_off_by_plays(side: tuple[int, ...]) -> float:
+    """The reference (engine.race_bounds' first definition): every legal play of every roll, against no
+    opponent, and whether any of them bears a chequer off."""
+    position = Position(side, (0,) * 25)
+    hits = sum(
+        weight for dice, weight in ROLLS if any(sum(p.position.me) < 15 for p in legal_plays(position, dice))
+    )
+    return hits / 36.0
+
+
+def random_race_side(rng: random.Random) -> tuple[int, ...]:
+    """15 chequers: a few (sometimes many) outside, from just outside up to the bar, the rest on some home
+    points; weighted to the stragglers and gaps where one roll decides."""
+    side = [0] * 25
+    outside = rng.choice([0, 0, 1, 1, 1, 2, 2, 3, 4, rng.randint(0, 15)])
+    reach = rng.choice([7, 8, 9, 10, 12, 13, 15, 18, 24, 25])
+    for _ in range(outside):
+        side[rng.randint(6, reach - 1)] += 1
+    top = rng.randint(1, 6)
+    held = rng.sample(range(top), rng.randint(1, top))
+    for _ in range(15 - outside):
+        side[rng.choice(held)] += 1
+    return tuple(side)
+
+
+def test_chance_off_in_one_roll_equals_generating_every_play() -> None:
+    rng = random.Random(29)
+    edges = [
+        {6: 15},
+        {1: 15},
+        {7: 1, 6: 14},
+        {25: 1, 1: 14},
+        {13: 1, 1: 14},
+        {7: 2, 1: 13},
+        {8: 3, 1: 12},
+        {9: 1, 8: 1, 1: 13},
+        {6: 1, 1: 14},
+        {5: 1, 3: 14},
+        {6: 1, 2: 14},
+        {4: 14, 1: 1},
+        {12: 1, 6: 1, 1: 13},
+        {11: 1, 3: 14},
+    ]
+    sides = [tuple(int(x) for x in board(e, {})[0, 0]) for e in edges]
+    sides += [random_race_side(rng) for _ in range(1500)]
+    expected = [chance_off_by_plays(s) for s in sides]
+    assert chances_off_in_one_roll(np.array(sides)).tolist() == expected  # bit for bit
+    assert [chance_off_in_one_roll(s) for s in sides[:50]] == expected[:50]
+    assert len(set(expected)) > 15  # the sample reaches many different answers, not only 0 and 1
