@@ -638,3 +638,71 @@ async def test_the_lobby_shows_a_new_score_at_once(harness: Harness, monkeypatch
     while lobby.matches[0].score == (0, 0):
         lobby = await web.expect(lambda m: isinstance(m, wm.Lobby) and bool(m.matches), timeout=1.0)
     assert lobby.matches[0].score == (0, 1)
+
+
+OFFER_EVENTS = ("double", "beaver", "resign")
+
+
+def _shown_too_early(messages: list[wm.Message]) -> list[str]:
+    """The verdicts in a spectator's stream that arrived before the decisions they judge or would help with
+    were taken: a play's (its chances are those of the position the opponent decides on next) and a double's
+    (its take/pass verdict) wait for the next action that is not an offer, or for the end of the game; a
+    take, pass or no-double for its own action."""
+    early = []
+    events: list[wm.GameEvent] = []
+    for message in messages:
+        if isinstance(message, wm.GameEvent):
+            events.append(message)
+            continue
+        if not isinstance(message, wm.Kibitz | wm.CubeKibitz):
+            continue
+        g, i = message.game, message.index
+        done = any(e.game == g and e.index == i for e in events)
+        if isinstance(message, wm.Kibitz) or message.action in ("double", "beaver"):
+            done = done and any(
+                e.game > g
+                or (e.game == g and e.kind in ("game_end", "match_end"))
+                or (e.game == g and e.index > i and e.kind not in OFFER_EVENTS)
+                for e in events
+            )
+        if not done:
+            early.append(f"{type(message).__name__} game {g} index {i} {getattr(message, 'action', '')}")
+    return early
+
+
+async def test_no_spectator_sees_a_verdict_before_the_decision_it_judges(kibitz_harness: Harness) -> None:
+    """Whole matches with doubles, takes, passes and resignations, each decision taken 50 ms after it is
+    asked for: a guest spectator gets every verdict, none before the decisions it bears on."""
+    h = kibitz_harness
+    alice = await h.telnet("alice")
+    bob = await h.telnet("bob")
+    guest = await h.guest()
+    for seed in (21, 22):
+        alice.send("invite bob 3")
+        await bob.expect(ev.Invitation)
+        bob.send("join alice")
+        while not h.fibs.tables:
+            await asyncio.sleep(0.005)
+        (table,) = h.fibs.tables.values()
+        await guest.send(wm.Watch(table.id, 0))
+        players = [
+            RandomPlayer(c, random.Random(seed * 10 + k), double=0.3, take=0.6, resign=0.02, think=0.05)
+            for k, c in enumerate((alice, bob))
+        ]
+        await asyncio.gather(*(p.play(120) for p in players))
+        closed = await guest.expect(lambda m, t=table.id: isinstance(m, wm.MatchClosed) and m.match == t, 10)
+        assert closed.reason == "finished"
+        doubles = [e for e in guest.seen(wm.GameEvent) if e.match == table.id and e.kind == "double"]
+        assert doubles  # the seeds give cube decisions to judge
+        deadline = time.monotonic() + 10  # verdicts still being analysed come after the match's end
+        while time.monotonic() < deadline:
+            judged = {(c.game, c.index) for c in guest.seen(wm.CubeKibitz) if c.match == table.id}
+            if {(d.game, d.index) for d in doubles} <= judged:
+                break
+            await asyncio.sleep(0.05)
+        assert {(d.game, d.index) for d in doubles} <= judged
+    stream = [m for m in guest.messages if isinstance(m, wm.GameEvent | wm.Kibitz | wm.CubeKibitz)]
+    matches = {m.match for m in stream}
+    assert len(matches) == 2
+    for match in matches:
+        assert _shown_too_early([m for m in stream if m.match == match]) == []

@@ -167,7 +167,8 @@ class RandomPlayer:
     """Plays the match ``client`` is in until it ends: random legal moves from each board.
 
     ``double``/``take``/``resign`` are probabilities of doubling when asked to roll or double, of taking a
-    double, and of resigning (single) at the start of a turn. Resignations offered are accepted.
+    double, and of resigning (single) at the start of a turn. Resignations offered are accepted. ``think``
+    seconds pass before each of those decisions is sent, as a person takes time over them.
     """
 
     def __init__(
@@ -179,8 +180,10 @@ class RandomPlayer:
         take: float = 1.0,
         resign: float = 0.0,
         join_next: bool = True,
+        think: float = 0.0,
     ) -> None:
         self.client = client
+        self.think = think
         self.rng = rng
         self.double = double
         self.take = take
@@ -194,6 +197,13 @@ class RandomPlayer:
     def _send(self, line: str) -> None:
         self._sent_at = time.monotonic()
         self.client.send(line)
+
+    def _decide(self, line: str) -> None:
+        """Send a cube, resignation or roll decision, after ``think`` seconds."""
+        if self.think > 0:
+            asyncio.get_running_loop().call_later(self.think, self._send, line)
+        else:
+            self._send(line)
 
     async def play(self, timeout: float = 60.0) -> ev.FibsEvent:
         """Play until the match ends (returns the MatchWon event) or the match is saved (GameSaved)."""
@@ -218,20 +228,20 @@ class RandomPlayer:
                 case ev.RollOrDouble():
                     if self.rng.random() < self.resign:
                         self.stats.resigns += 1
-                        self._send("resign n")
+                        self._decide("resign n")
                     elif self.rng.random() < self.double:
                         self.stats.doubles += 1
-                        self._send("double")
+                        self._decide("double")
                     else:
-                        self._send("roll")
+                        self._decide("roll")
                 case ev.PleaseMove():
                     self._move()
                 case ev.Doubles(player=player) if player != ev.YOU:
-                    self._send("accept" if self.rng.random() < self.take else "reject")
+                    self._decide("accept" if self.rng.random() < self.take else "reject")
                 case ev.Redoubles():
-                    self._send("accept" if self.rng.random() < self.take else "reject")
+                    self._decide("accept" if self.rng.random() < self.take else "reject")
                 case ev.ResignOffer(player=player, winner=winner) if player != ev.YOU and winner == ev.YOU:
-                    self._send("accept")
+                    self._decide("accept")
                 case ev.JoinNextGame():
                     self.stats.games += 1
                     if self.join_next:

@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -36,6 +37,7 @@ log = logging.getLogger("gammond.web")
 LOBBY_INTERVAL = 2.0  # seconds between checks of the lobby for changes the hub was not told about
 LOBBY_DELAY = 0.05  # seconds a burst of changes is gathered before the lobby is sent
 MAX_KIBITZ_BACKLOG = 500  # moves waiting for analysis before new ones are skipped
+OFFERS = (ActionKind.DOUBLE, ActionKind.BEAVER, ActionKind.RESIGN)  # actions that leave a decision open
 
 
 class Viewer(Protocol):
@@ -63,6 +65,7 @@ class LiveMatch:
     spectators: set[Viewer] = field(default_factory=set)
     closed: bool = False
     audience: frozenset[Viewer] = frozenset()  # once closed: who still gets the kibitzes not yet analysed
+    held: list[wm.Kibitz | wm.CubeKibitz] = field(default_factory=list)  # verdicts not to be shown yet
 
     @classmethod
     def start(cls, table: Table) -> LiveMatch:
@@ -73,6 +76,27 @@ class LiveMatch:
         if fresh:
             return cls(table, RecordFollower(record.initial_state()))
         return cls(table, RecordFollower(table.state, record))
+
+    def settled(self, verdict: wm.Kibitz | wm.CubeKibitz) -> bool:
+        """Whether ``verdict`` may be shown: no decision it would help with is still open. A play's verdict
+        gives the chances of the position the opponent now decides on (double, take, accept a resignation),
+        a double's its take/pass verdict: each waits for the next action that is not an offer (or the end of
+        its game). A take, pass or no-double is judged after the fact and shown at once."""
+        if isinstance(verdict, wm.CubeKibitz) and verdict.action not in ("double", "beaver"):
+            return True
+        games = self.table.record.games
+        if self.table.finished or len(games) > verdict.game:
+            return True
+        if len(games) < verdict.game:
+            return False
+        game = games[verdict.game - 1]
+        return game.result is not None or any(a.kind not in OFFERS for a in game.actions[verdict.index :])
+
+    def release(self) -> list[wm.Kibitz | wm.CubeKibitz]:
+        """The held verdicts that may now be shown, taken out of ``held``."""
+        out = [k for k in self.held if self.settled(k)]
+        self.held = [k for k in self.held if not self.settled(k)]
+        return out
 
     def follow(self) -> list[Step]:
         try:
@@ -213,6 +237,8 @@ class WebHub:
         for viewer in live.players | live.spectators:
             for text in events:
                 viewer.send_text(text)
+        if live.held:  # the actions just sent may settle the verdicts held back
+            self._publish(live, live.release())
         if in_play:
             self._send_boards(live)
         else:
@@ -279,10 +305,13 @@ class WebHub:
             "finished" if table.finished else "saved",
             None if winner is None else table.names[winner],
         )
-        for viewer in live.players:
-            viewer.send(wm.Analysis(table.id, tuple(live.kibitzes), tuple(live.cubes)))  # once it is over
-        live.audience = frozenset(live.players | live.spectators)
-        for viewer in live.audience:
+        if table.finished:  # the players get the analysis once the match is over, not when it is saved
+            for viewer in live.players:
+                viewer.send(wm.Analysis(table.id, tuple(live.kibitzes), tuple(live.cubes)))
+            live.audience = frozenset(live.players | live.spectators)
+        else:
+            live.audience = frozenset(live.spectators)
+        for viewer in live.players | live.spectators:
             viewer.send(closed)
         for viewer in live.spectators:
             if viewer.watching and viewer.watching[0] == table.id:
@@ -315,16 +344,29 @@ class WebHub:
                 return
             if not found:
                 continue
+            ready: list[wm.Kibitz | wm.CubeKibitz] = []
             for kibitz in found:
-                if isinstance(kibitz, wm.CubeKibitz):
-                    live.cubes.append(kibitz)
+                if not live.settled(kibitz):
+                    live.held.append(kibitz)  # sent once settled (a saved match drops it)
                 else:
-                    live.kibitzes.append(kibitz)
-            text = "".join(wm.render(k) + "\n" for k in found)
-            for viewer in live.audience if live.closed else live.spectators:
-                if viewer in self.viewers:
-                    for line in text.splitlines():
-                        viewer.send_text(line)
+                    ready.append(kibitz)
+            self._publish(live, ready)
+
+    def _publish(self, live: LiveMatch, found: Sequence[wm.Kibitz | wm.CubeKibitz]) -> None:
+        """Add verdicts on decisions already taken to the match's analysis and send them to its spectators
+        (once the match is closed, to its last audience)."""
+        if not found:
+            return
+        for kibitz in found:
+            if isinstance(kibitz, wm.CubeKibitz):
+                live.cubes.append(kibitz)
+            else:
+                live.kibitzes.append(kibitz)
+        text = [wm.render(k) for k in found]
+        for viewer in live.audience if live.closed else live.spectators:
+            if viewer in self.viewers:
+                for line in text:
+                    viewer.send_text(line)
 
     # -- the lobby ------------------------------------------------------------------------------------------
 
