@@ -1112,6 +1112,48 @@ static PyObject *route(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* engine.race_bounds.side_stats for both sides of each board: per side its crossings to the home board, pips,
+   pips beyond the six-point, chequers back (points 19-24 and the bar), chequers outside the home board and
+   chequers, as int32. */
+static PyObject *race_stats(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*:race_stats", &buf))
+        return NULL;
+    if (!whole_boards(&buf, "race_stats"))
+        return NULL;
+    Py_ssize_t n = buf.len / 50;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, 12 * n * (Py_ssize_t)sizeof(int32_t));
+    if (result) {
+        int32_t *out = (int32_t *)PyBytes_AS_STRING(result);
+        const uint8_t *in = buf.buf;
+        for (Py_ssize_t i = 0; i < 2 * n; i++) {
+            const uint8_t *b = in + 25 * i;
+            int32_t cross = 0, pips = 0, outside_pips = 0, back = 0, outside = 0, count = 0;
+            for (int p = 0; p < 25; p++) {
+                int c = b[p];
+                cross += c * (p / 6);
+                pips += c * (p + 1);
+                count += c;
+                if (p >= 6) {
+                    outside_pips += c * (p - 5);
+                    outside += c;
+                }
+                if (p >= 18)
+                    back += c;
+            }
+            int32_t *o = out + 6 * i;
+            o[0] = cross;
+            o[1] = pips;
+            o[2] = outside_pips;
+            o[3] = back;
+            o[4] = outside;
+            o[5] = count;
+        }
+    }
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Position, Move, Play, InvalidPositionError, generic_hash=False): the classes legal_plays builds\n"
@@ -1134,6 +1176,9 @@ static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS,
      "encode(boards: bytes, features=False) -> bytes: engine.encoding.encode for n boards of 50 bytes (player on\n"
      "roll first) as n x 212 float32 in native byte order; with features, n x 226 (engine.encoding.encode_contact)."},
+    {"race_stats", race_stats, METH_VARARGS,
+     "race_stats(boards: bytes) -> bytes: engine.race_bounds.side_stats of both sides of n boards of 50 bytes, as\n"
+     "n x 2 x 6 int32 in native byte order."},
     {"route", route, METH_VARARGS,
      "route(boards: bytes) -> bytes: engine.evaluator.route for n boards of 50 bytes, as n x 4 flags (over, home,\n"
      "contact, crashed)."},

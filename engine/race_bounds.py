@@ -31,6 +31,7 @@ import numpy as np
 
 from engine.bearoff.ranking import POINTS, rank_array
 from engine.evaluator import LOSE_BG, LOSE_G, WIN, WIN_BG, WIN_G, sanitise
+from engine.moves import c_extension, uint8_boards
 
 # Per board index (0-based points 1-24, index 24 the bar), the columns one product gives for a side: its
 # crossings to the home board (the quarter it is in), pips, pips to the six-point, chequers back (in the
@@ -58,6 +59,22 @@ def _ceil_div(a: np.ndarray, b: int) -> np.ndarray:
 def side_stats(sides: np.ndarray) -> np.ndarray:
     """(n, 6) integer columns of (n, 25) sides, as named above."""
     return np.asarray(sides, dtype=np.int64) @ _STATS
+
+
+def board_stats_numpy(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``side_stats`` of side 0 and side 1 of (n, 2, 25) boards (the reference of ``board_stats``)."""
+    return side_stats(boards[:, 0]), side_stats(boards[:, 1])
+
+
+def _board_stats_c(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    raw = uint8_boards(boards)
+    stats = np.frombuffer(_C.race_stats(raw), dtype=np.int32).reshape(len(raw), 2, 6)
+    return stats[:, 0], stats[:, 1]
+
+
+# In C where engine.moves uses C: numpy's integer product was a third of a race search's time.
+_C = c_extension()
+board_stats = _board_stats_c if hasattr(_C, "race_stats") else board_stats_numpy
 
 
 def fewest_turns_to_finish(sides: np.ndarray, stats: np.ndarray | None = None) -> np.ndarray:
@@ -104,7 +121,7 @@ class RaceBounds:
         if not race.any():
             return p
         b = boards[race]
-        me, opp = side_stats(b[:, 0]), side_stats(b[:, 1])
+        me, opp = board_stats(b)
         q = p[race]
         q[me[:, BACK] == 0, LOSE_BG] = 0.0
         q[opp[:, BACK] == 0, WIN_BG] = 0.0

@@ -223,3 +223,14 @@ def test_chance_off_in_one_roll_equals_generating_every_play() -> None:
     assert chances_off_in_one_roll(np.array(sides)).tolist() == expected  # bit for bit
     assert [chance_off_in_one_roll(s) for s in sides[:50]] == expected[:50]
     assert len(set(expected)) > 15  # the sample reaches many different answers, not only 0 and 1
+
+
+def test_board_stats_in_c_equal_numpys() -> None:
+    from engine import race_bounds
+
+    if race_bounds.board_stats is race_bounds.board_stats_numpy:
+        pytest.skip("the C extension is not built (or GAMMOND_PURE_PYTHON is set)")
+    rng = np.random.default_rng(6)
+    boards = rng.integers(0, 4, size=(500, 2, 25)).astype(np.uint8)
+    for got, want in zip(race_bounds.board_stats(boards), race_bounds.board_stats_numpy(boards), strict=True):
+        assert got.tolist() == want.tolist()
