@@ -827,3 +827,52 @@ def test_only_a_roll_the_record_says_was_inferred_may_differ_from_the_served_one
     assert_same_match(archived, served, bot)  # the tracker's documented guess passes
     with pytest.raises(AssertionError):
         assert_same_match(archived.replace(comment=""), served, bot)  # unannounced, it does not
+
+
+async def test_a_watched_double_is_judged_only_after_its_answer(tmp_path: Path) -> None:
+    # issue 28 item 2: the verdict on a double (double/too good/no double, what it loses) tells the taker
+    # whether to take; the bot whispered it while the double was still open.
+    doubles = frozenset((game, 2) for game in range(1, 8))
+    dave = RobotScript(doubles=doubles)
+    erin = RobotScript(doubles=frozenset((game, 3) for game in range(1, 8)), takes=True)
+    server = FakeFibsServer({"gammond": PASSWORD}, {"dave": dave, "erin": erin}, seed=3, pace=0.02)
+    open_when_said: list[tuple[bool, str]] = []
+
+    def spy(srv: FakeFibsServer, user: str, line: str) -> None:
+        table = srv.table_of("dave")
+        if user == "gammond" and line.startswith(("whisper", "kibitz")) and " doubles" in line:
+            open_when_said.append((table is not None and table.state.doubled, line))
+
+    server.on_action = spy
+    kibitz = KibitzConfig(enabled=True, threshold=0.0, min_interval=0.0, watch=("dave",))
+    async with harness(server, tmp_path, kibitz=kibitz) as h:
+        server.start_match("dave", "erin", 5)
+        h.start()
+        await asyncio.wait_for(server.match_finished.wait(), 30)
+        await asyncio.sleep(0.2)
+    assert open_when_said  # verdicts on doubles were said
+    assert [line for still_open, line in open_when_said if still_open] == []
+
+
+async def test_eval_of_a_game_in_play_is_refused(tmp_path: Path) -> None:
+    # issue 28 item 2: "eval" gave the live match's chances and cube verdict to anyone who asked, a player too.
+    dave = RobotScript(stalls=frozenset({(1, 3)}))  # the game stands still at dave's third turn
+    server = FakeFibsServer({"gammond": PASSWORD}, {"dave": dave, "erin": RobotScript()}, seed=5, pace=0.01)
+    async with harness(server, tmp_path, kibitz=KibitzConfig(watch=("dave",))) as h:
+        table = server.start_match("dave", "erin", 7)
+        bot = h.start()
+
+        def seen_still() -> bool:
+            w = bot._watch
+            return w is not None and w.state is not None and w.state.position == table.state.position
+
+        await until(
+            lambda: seen_still() and not table.state.dice[0] and table.names[table.state.turn] == "dave"
+        )
+        server.robot_tell("erin", "gammond", "eval")
+        server.robot_tell("erin", "gammond", f"eval {table.state.gnubg_id}")
+        server.robot_tell("erin", "gammond", "eval 4HPwATDgc/ABMA:MAFgAAAAAAAE")  # another position
+        await until(lambda: len(server.tells) >= 3)
+    replies = [m for _, to, m in server.tells if to == "erin"]
+    assert all(r.startswith("eval: not of a game in play") for r in replies[:2]), replies
+    assert re.match(r"player 0 to play: win \d+\.\d%", replies[2])

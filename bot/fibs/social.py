@@ -20,6 +20,8 @@ from bot.state import MatchStatus
 from engine.errors import EngineError
 from engine.ids import GameState
 from engine.match import MatchState
+from engine.position import Position
+from engine.record import ActionKind
 from protocols.fibs import events as ev
 from protocols.fibs.board import FibsBoard
 from protocols.fibs.client import FibsCommandError
@@ -40,6 +42,9 @@ WATCH_RETRY = 30.0
 
 class SocialMixin(_Base):
     """Invitations, watching and tells; see the module docstring."""
+
+    # a watched double whose verdict waits for the answer (no verdict before the decision it judges)
+    _held_double: tuple[MatchTracker, CubeMade] | None = None
 
     # -- invitations ------------------------------------------------------------------------------------------
 
@@ -203,7 +208,13 @@ class SocialMixin(_Base):
         notes = w.feed(event)
         for note in notes:
             if isinstance(note, MoveMade | CubeMade):
-                self._comment(session, w, note)
+                held, self._held_double = self._held_double, None
+                if held is not None and held[0] is w:  # the double is answered: its verdict may be said
+                    self._comment(session, w, held[1])
+                if isinstance(note, CubeMade) and note.kind == ActionKind.DOUBLE:
+                    self._held_double = (w, note)  # its verdict tells the taker whether to take
+                else:
+                    self._comment(session, w, note)
             elif isinstance(note, Desync):
                 self.log.debug("watched match view corrected", reason=note.reason)
         if w.finished:
@@ -302,10 +313,19 @@ class SocialMixin(_Base):
                 return "eval: no game in progress; give a gnubg id (POSITIONID:MATCHID)."
         if state.game_state != GameState.PLAYING:
             return "eval: that id has no game in progress."
+        if self._in_live_game(state.position):
+            return "eval: not of a game in play (no engine advice before a decision); ask after the match."
         try:
             return await self._run_engine(evaluation_text, self.analyser, state)
         except EngineError as exc:
             return f"eval: {exc}"
+
+    def _in_live_game(self, position: Position) -> bool:
+        """Whether ``position`` (either side on roll) stands in a game the bot plays or watches now."""
+        states = [m.state for m in (self._match, self._watch) if m is not None and m.state is not None]
+        return any(
+            s.game_state == GameState.PLAYING and position in (s.position, s.position.swap()) for s in states
+        )
 
 
 def _shows_match_over(board: FibsBoard) -> bool:
