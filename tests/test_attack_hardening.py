@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -15,11 +17,14 @@ from websockets.exceptions import InvalidStatus
 
 from bot.config import Config, DaemonConfig, EmbeddedServerConfig
 from bot.daemon import Daemon, StartupError
+from bot.server.scripted import ScriptedClient, ScriptError
 from bot.server.server import FibsServer
 from bot.web.server import WebService
+from protocols.fibs import events as ev
 from protocols.web import messages as wm
 from tests.test_daemon import BRAS
 from tests.test_daemon import _free_port as free_port
+from tests.test_fibs_server import until
 
 FAST_HASH = 1 << 8
 
@@ -86,3 +91,95 @@ async def test_websocket_refuses_foreign_origins_and_allows_its_own_and_configur
     finally:
         await web.close()
         await fibs.close()
+
+
+# -- item 1: password guessing ------------------------------------------------------------------------------
+
+
+async def client_from(address: str, port: int, name: str, password: str) -> ScriptedClient:
+    """A scripted telnet client connected from ``address`` (a 127.0.0.x loopback address)."""
+    client = ScriptedClient(name, password, port=port)
+    client._reader, client._writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(address, 0))
+    client._task = asyncio.create_task(client._read())
+    return client
+
+
+async def _guess_forever(address: str, port: int, stop: asyncio.Event, n: int) -> None:
+    """Wrong passwords for ann from ``address``, on one connection after another, until ``stop``."""
+    attempt = 0
+    while not stop.is_set():
+        thief = await client_from(address, port, "ann", "wrong")
+        try:
+            await thief.expect(ev.LoginPrompt)
+            while not stop.is_set() and not thief.closed.is_set():
+                attempt += 1
+                thief.send(f"login x 1008 ann guess{n}-{attempt}")
+                await thief.expect(
+                    lambda e, t=thief: isinstance(e, ev.LoginFailed) or t.closed.is_set(), timeout=60
+                )
+        except (ScriptError, ConnectionError, OSError):
+            pass
+        finally:
+            await thief.close()
+
+
+async def test_guessing_from_many_addresses_never_keeps_the_owner_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20 addresses guessing at once: the owner, from the address he logged in from before, and a new player
+    from a fresh address log in within one check's spacing every time, and the account's password checks
+    stay spaced after every failure (a new player's fresh address comes before every address that has failed;
+    it ties only with the attacker's own fresh ones). The guesses used to queue per account (each booked a doubling slot) until
+    even the right password was refused unchecked ("login refused: wrong password" for the bot's own)."""
+    import bot.server.server as server_module
+
+    spacing = 0.25
+    checks: list[tuple[float, float, bool]] = []  # (start, end, right) of every password check
+    real = server_module.verify_password
+
+    def recording(password: str, stored: str) -> bool:
+        start = time.monotonic()
+        ok = real(password, stored)
+        checks.append((start, time.monotonic(), ok))
+        return ok
+
+    monkeypatch.setattr(server_module, "verify_password", recording)
+    server = FibsServer(tmp_path / "s.sqlite3", port=0, scrypt_n=FAST_HASH, login_delay=spacing)
+    await server.start()
+    stop = asyncio.Event()
+    guessers: list[asyncio.Task[None]] = []
+    try:
+        await server.ensure_account("ann", "secret1")
+        owner = await client_from("127.0.0.1", server.port, "ann", "secret1")
+        await owner.login()  # his address is now known for ann
+        await owner.close()
+        addresses = [f"127.0.0.{10 + n}" for n in range(20)]
+        guessers = [
+            asyncio.create_task(_guess_forever(a, server.port, stop, n)) for n, a in enumerate(addresses)
+        ]
+        await until(lambda: all(server.logins.address_failures(a) for a in addresses))
+        waits = []
+        for n in range(6):
+            address = "127.0.0.1" if n % 2 == 0 else f"127.0.1.{n}"  # the owner's, then new players' (fresh)
+            started = time.monotonic()
+            owner = await client_from(address, server.port, "ann", "secret1")
+            await owner.login()
+            waits.append(time.monotonic() - started)
+            assert owner.seen(ev.Welcome)
+            await owner.close()
+            await asyncio.sleep(0.3)
+        stop.set()
+        # each right login waited at most the spacing plus one check (and the machine's load), never behind
+        # the 20 guessers' queue
+        assert max(waits) < 2 * spacing + 0.75, waits
+        # after every failed check the account's next check starts at least `spacing` after it
+        ordered = sorted(checks)
+        gaps = [b[0] - a[0] for a, b in itertools.pairwise(ordered) if not a[2]]
+        assert len(gaps) >= 20 and min(gaps) >= spacing - 0.02, sorted(gaps)[:5]
+        assert server.logins.stats.waiting >= 0
+    finally:
+        stop.set()
+        for task in guessers:
+            task.cancel()
+        await asyncio.gather(*guessers, return_exceptions=True)
+        await server.close()

@@ -7,9 +7,10 @@ session is dropped, its match saved, and everyone else goes on.
 
 Safety: a client acts only through its own session (its seat, its watch); lines are bounded
 (``max_line``), commands are rate limited (``max_commands_per_second``, a token bucket: commands past the rate
-wait, and are dropped past a lag of MAX_COMMAND_LAG), failed logins slow down every later attempt on the same
-account and from the same address, across connections, idle connections time out, and a client that does not
-read its output is dropped once its queue passes a bound. Output is queued per session and written once per command handled.
+wait, and are dropped past a lag of MAX_COMMAND_LAG), password checks are throttled per account and per
+address without ever making the owner wait behind the guessers (``bot.server.logins``), the login phase times
+out from the connection's start, idle connections time out, and a client that does not read its output is
+dropped once its queue passes a bound. Output is queued per session and written once per command handled.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import itertools
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +30,7 @@ import structlog
 
 from bot.config import EmbeddedServerConfig
 from bot.server import ratings
+from bot.server.logins import LoginGate
 from bot.server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Phase, Session, TokenBucket
 from bot.server.store import (
     SCRYPT_N,
@@ -71,7 +72,6 @@ def _default_dice() -> DiceSource:
     return MersenneDice(secrets.randbits(32))
 
 
-MAX_LOGIN_WAIT = 30.0  # a login whose turn is further away than this is refused without a password check
 FAILURE_MEMORY = 600.0  # seconds after which failed logins are forgotten
 
 # The chat line of each ``_chat`` kind, to a CLIP client and to a person at a terminal.
@@ -95,16 +95,6 @@ _SAVED_BECAUSE: dict[str, Msg] = {
     "closed old connection": Msg.CLOSED_OLD_CONNECTION_SAVED,
     "shutdown": Msg.YOUR_GAME_SAVED,
 }
-
-
-@dataclass(slots=True)
-class _Gate:
-    """Failed logins of one account or one address, across all connections: password checks on it are spaced
-    (``next_at``), so parallel connections guess no faster than one."""
-
-    failures: int = 0
-    last: float = 0.0  # monotonic time of the last failure
-    next_at: float = 0.0  # no password check for this key before this time
 
 
 class FibsServer:
@@ -146,7 +136,8 @@ class FibsServer:
         self.last_tables: dict[frozenset[str], Table] = {}
         self._outbox: set[Session] = set()  # sessions with output queued: written once per command handled
         self.table_listeners: list[Callable[[Table], None]] = []  # in-process observers (bot.web)
-        self._gates: dict[str, _Gate] = {}  # "name:<folded>" / "host:<address>" -> recent failed logins
+        # password checks: <= 1 per login_delay per account after a failure, the owner first (bot.server.logins)
+        self.logins = LoginGate(spacing=login_delay, base=login_delay, memory=FAILURE_MEMORY)
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
@@ -331,8 +322,10 @@ class FibsServer:
         self, session: Session, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         while session.phase is not Phase.CLOSED:
-            limit = self.idle_timeout if session.online else min(self.idle_timeout, LOGIN_PHASE_TIMEOUT)
-            wait = limit - (time.monotonic() - session.last_input)
+            if session.online:
+                wait = self.idle_timeout - (time.monotonic() - session.last_input)
+            else:  # from the connection's start: a byte now and then (slowloris) does not extend it
+                wait = min(self.idle_timeout, LOGIN_PHASE_TIMEOUT) - (time.monotonic() - session.started)
             try:
                 data = await asyncio.wait_for(reader.read(4096), timeout=max(0.0, wait))
             except TimeoutError:
@@ -424,7 +417,7 @@ class FibsServer:
                 try:
                     command = fs.parse_command(text)
                 except fs.CommandSyntaxError:
-                    await self._login_failed(session, "")
+                    await self._login_failed(session)
                     return
                 assert isinstance(command, fs.Login)
                 await self._try_login(
@@ -442,7 +435,7 @@ class FibsServer:
                 session.send_raw(fs.ECHO_OFF)
                 session.prompt(fs.PASSWORD_PROMPT)
             else:
-                await self._login_failed(session, "")
+                await self._login_failed(session)
         elif phase is Phase.PASSWORD:
             session.send_raw(fs.ECHO_ON + fs.CRLF)
             name, session.pending_name = session.pending_name or "", None
@@ -530,78 +523,46 @@ class FibsServer:
         self, session: Session, name: str, password: str, *, clip: bool, client: str | None
     ) -> None:
         account = self.store.account(name) if fs.NAME_PATTERN.fullmatch(name) else None
-        ok = False
+        key = name[: fs.MAX_NAME].casefold()
+        # the address the account last logged in from is trusted: its attempts pass before any guesser's
+        trusted = account is not None and bool(account.last_host) and account.last_host == session.host
         self._flush_output()
-        if not await self._login_turn(session, name):
-            account = None  # its turn is too far away: refused unchecked (and counted as a failure)
-        if session.phase is Phase.CLOSED:
+        deadline = session.started + LOGIN_PHASE_TIMEOUT
+        if not await self.logins.turn(key, session.host, trusted=trusted, deadline=deadline):
+            self._login_timed_out(session)
             return
-        if account is not None:
-            try:
+        ok = False
+        try:
+            if account is not None and session.phase is not Phase.CLOSED:
                 ok = await asyncio.to_thread(verify_password, password, account.password)
-            except StoreError:
-                ok = False
+        except StoreError:
+            ok = False
+        finally:
+            delay = self.logins.done(key, session.host, ok)
         if session.phase is Phase.CLOSED:
             return
         if not ok or account is None:
-            await self._login_failed(session, name)
+            await self._login_failed(session, delay)
             return
-        self._gates.pop(self._gate_keys(session, name)[0], None)
         fresh = self.store.account(account.name) or account  # ratings may have changed during the hash
         self._enter(session, fresh, clip=clip, client=client)
         if not clip:
             session.prompt(fs.PROMPT)
 
-    def _gate_keys(self, session: Session, name: str) -> tuple[str, str]:
-        return f"name:{name[: fs.MAX_NAME].casefold()}", f"host:{session.host}"
+    def _login_timed_out(self, session: Session) -> None:
+        """The login phase lasted LOGIN_PHASE_TIMEOUT from the connection's start (bytes do not extend it)."""
+        if session.phase is Phase.CLOSED:
+            return
+        session.send(render(Msg.CONNECTION_TIMED_OUT))
+        self._close(session, "timed out")
 
-    def _gate(self, key: str, now: float) -> _Gate:
-        gate = self._gates.get(key)
-        if gate is None:
-            if len(self._gates) > 10000:  # bound the table: forget the oldest half
-                for old, _ in sorted(self._gates.items(), key=lambda kv: kv[1].last)[:5000]:
-                    del self._gates[old]
-            gate = self._gates[key] = _Gate()
-        elif gate.failures and now - gate.last > FAILURE_MEMORY and now >= gate.next_at:
-            gate.failures = 0
-        return gate
-
-    def _failure_delay(self, failures: int) -> float:
-        return 0.0 if failures <= 0 else min(8.0, self.login_delay * 2 ** min(failures - 1, 4))
-
-    async def _login_turn(self, session: Session, name: str) -> bool:
-        """Wait for the turn of this account and this address: password checks on either are spaced by the
-        failure delay across every connection (each attempt books the next slot). False when the turn is more
-        than MAX_LOGIN_WAIT away."""
-        now = time.monotonic()
-        gates = [self._gate(key, now) for key in self._gate_keys(session, name)]
-        start = max([now, *(g.next_at for g in gates)])
-        if start - now > MAX_LOGIN_WAIT:
-            return False
-        name_gate, host_gate = gates
-        # Each attempt books the slot after it as if it failed: the account's always (its checks are serial),
-        # the address's once it has failed (so that a busy shared address is not slowed by its successes).
-        name_gate.next_at = start + self._failure_delay(name_gate.failures + 1)
-        if host_gate.failures:
-            host_gate.next_at = start + self._failure_delay(host_gate.failures + 1)
-        if start > now:
-            self._flush_output()
-            await asyncio.sleep(start - now)
-        return True
-
-    async def _login_failed(self, session: Session, name: str) -> None:
-        """Answer slower and slower for the same account or address, whatever the connection (the delay doubles
-        up to 8 s; a success resets the account's); close the connection after a few failures."""
+    async def _login_failed(self, session: Session, delay: float | None = None) -> None:
+        """Answer after the address's cost (it doubles per failure of the address, up to the cap, whatever the
+        connection: ``bot.server.logins``); close the connection after a few failures. ``delay`` None: a login
+        refused without a password check, which costs the address all the same."""
         session.failed_logins += 1
-        now = time.monotonic()
-        count = 0
-        for key in self._gate_keys(session, name):
-            gate = self._gate(key, now)
-            gate.failures += 1
-            gate.last = now
-            gate.next_at = max(gate.next_at, now + self._failure_delay(gate.failures))
-            count = max(count, gate.failures)
-        delay = self._failure_delay(count)
+        if delay is None:
+            delay = self.logins.failed(session.host)
         self._flush_output()
         await asyncio.sleep(delay)
         if session.phase is Phase.CLOSED:

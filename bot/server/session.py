@@ -97,6 +97,7 @@ class Session:
     client: str | None = None
     login_time: int = 0
     last_input: float = field(default_factory=time.monotonic)
+    started: float = field(default_factory=time.monotonic)  # the login phase is timed from here
     toggles: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_TOGGLES))
     settings: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SETTINGS))
     away: str | None = None
