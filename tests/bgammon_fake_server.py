@@ -8,10 +8,14 @@ what a client can observe, and enforces the rules with the engine:
 * ``create public|private [pw] <points> <variant>``; ``join <id|name>``; bots may not join a player's match;
 * the opening roll (each player rolls one die, ties are rolled again by the server), then the higher die
   moves first with both dice; at the start of a turn the server rolls for a player who may not double;
-* ``move`` takes steps (``from/to``, ``bar``, ``off``) one by one or several at once, each of which must
-  belong to a legal play of the roll (the engine's ``legal_plays``; a step spanning two dice is split as
-  the real server's ``ExpandMove`` does); ``ok`` passes the turn only when no step is left to play;
-  ``reset`` takes the steps back;
+* ``move`` takes steps (``from/to``, ``bar``, ``off``) as the real server's ``AddMoves`` does (``TurnRules``):
+  every step of one command is checked against the position *before* the command, so a step that depends on
+  an earlier one of the same command (the same chequer moving on, anything after entering from the bar) is
+  refused, and so is the whole command; a step must belong to a legal play of the roll (the engine's
+  ``legal_plays``); a step spanning two dice is split as ``ExpandMove`` does (hits first); the reverse of the
+  last step undoes it, and a command may not mix undos with new steps; dice are counted as ``DiceRolls``
+  does (a larger die bearing off: the first larger one in roll order); ``ok`` passes the turn only when no
+  step is left to play; ``reset`` takes the steps back;
 * ``double`` (the player to roll, before rolling, cube centred or owned, not in the Crawford game, not in
   1-point matches, cube under 64), ``ok`` accepts and ``resign`` declines; ``resign`` on one's turn;
 * a game won scores ``winPoints`` x cube as the real server does (a backgammon for a chequer on the bar or in
@@ -38,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.bras import BrasEvaluator
-from engine.moves import legal_plays
+from engine.moves import Move, legal_plays
 from engine.position import Position
 from engine.search import Search
 from protocols.bgammon import codec as codec_module
@@ -86,18 +90,36 @@ def _step(pos: Position, src: int, die: int) -> tuple[Position, int] | None:
     return Position(me, opp), dst
 
 
+def _taken(remaining: tuple[int, ...], src: int, dst: int) -> int | None:
+    """The die the real server counts for a step (game.go ``DiceRolls``): the distance; bearing off, the exact
+    die, else the first larger one in roll order."""
+    need = src - dst if dst else src
+    if need in remaining:
+        return need
+    return next((d for d in remaining if d > need), None) if dst == 0 else None
+
+
 class TurnRules:
-    """The steps a player may still take this turn: those that lead on to one of the legal plays."""
+    """One turn as the real server plays it (game.go ``AddMoves``, ``LegalMoves``, ``DiceRolls``).
+
+    ``available()`` lists the single steps that lead on to one of the legal plays. A ``move`` command
+    (``command``) is validated step by step against the position *before* the command: a step listed as
+    available then, the reverse of the last step played (an undo; the next one undoes the one before), or one
+    chequer's run over several dice from that position (``ExpandMove``); anything else, or undos mixed with new
+    steps, refuses the whole command. The new steps are then played in order, each one that is no longer
+    available being skipped, as the server does. Dice are counted as the server counts them.
+    """
 
     def __init__(self, start: Position, dice: tuple[int, int]) -> None:
         plays = legal_plays(start, dice)
         self.finals = {p.position for p in plays}
         self.length = len(plays[0].move)
         self.start = start
-        self.all_dice = (dice[0],) * 4 if dice[0] == dice[1] else tuple(sorted(dice))
+        self.all_dice = (dice[0],) * 4 if dice[0] == dice[1] else dice  # in roll order, as the server
         self.position = start
         self.remaining = self.all_dice
         self.steps: list[tuple[int, int]] = []
+        self._history: list[tuple[Position, tuple[int, ...]]] = []
         self._memo: dict[tuple[Position, tuple[int, ...]], bool] = {}
 
     def _reach(self, pos: Position, remaining: tuple[int, ...]) -> bool:
@@ -115,27 +137,55 @@ class TurnRules:
         out = []
         sources = [25] if pos.me[24] else [p for p in range(24, 0, -1) if pos.me[p - 1]]
         for die in sorted(set(remaining)):
-            rest = list(remaining)
-            rest.remove(die)
             for src in sources:
                 stepped = _step(pos, src, die)
-                if stepped is not None:
-                    out.append((stepped[0], (src, stepped[1]), tuple(rest)))
+                if stepped is None or _taken(remaining, src, stepped[1]) != die:
+                    continue
+                rest = list(remaining)
+                rest.remove(die)
+                out.append((stepped[0], (src, stepped[1]), tuple(rest)))
         return out
 
     def available(self) -> list[tuple[int, int]]:
         steps = {step for p, step, r in self._moves(self.position, self.remaining) if self._reach(p, r)}
         return sorted(steps, reverse=True)
 
-    def play(self, src: int, dst: int) -> bool:
-        """Take the step, or a chain of steps of one chequer from ``src`` to ``dst``; False if not allowed."""
-        chain = self._chain(self.position, self.remaining, src, dst)
-        if chain is None:
-            return False
-        for pos, step, rest in chain:
-            self.position, self.remaining = pos, rest
-            self.steps.append(step)
-        return True
+    def command(self, steps: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]] | None:
+        """Play one ``move`` command's steps: ("add" or "undo", the steps as played), or None if refused."""
+        legal = set(self.available())
+        adds: list[tuple[int, int]] = []
+        undos: list[tuple[int, int]] = []
+        for src, dst in steps:
+            if (src, dst) in legal:
+                adds.append((src, dst))
+                continue
+            if self.steps:
+                i = len(self.steps) - 1 - len(undos)
+                if i < 0:
+                    return None
+                if (dst, src) == self.steps[i]:
+                    undos.append((src, dst))
+                    continue
+            chain = self._chain(self.position, self.remaining, src, dst)
+            if chain is None:
+                return None
+            adds.extend(step for _, step, _ in chain)
+        if adds and undos:
+            return None
+        played = []
+        for step in adds:
+            for pos, move, rest in self._moves(self.position, self.remaining):
+                if move == step and self._reach(pos, rest):
+                    self._history.append((self.position, self.remaining))
+                    self.position, self.remaining = pos, rest
+                    self.steps.append(step)
+                    played.append(step)
+                    break
+        for step in undos:
+            self.steps.pop()
+            self.position, self.remaining = self._history.pop()
+            played.append(step)
+        return ("add" if adds else "undo"), played
 
     def _chain(
         self, pos: Position, remaining: tuple[int, ...], src: int, dst: int
@@ -155,6 +205,7 @@ class TurnRules:
 
     def reset(self) -> None:
         self.position, self.remaining, self.steps = self.start, self.all_dice, []
+        self._history = []
 
     @property
     def done(self) -> bool:
@@ -782,16 +833,15 @@ class FakeBgammonServer:
                 return
             steps.append((own[0], own[1]))
         rules = game.rules
-        saved = (rules.position, rules.remaining, list(rules.steps))
-        before = len(rules.steps)
-        for src, dst in steps:
-            if not rules.play(src, dst):
-                rules.position, rules.remaining, rules.steps = saved
-                self._refuse(client, ev.FailedMove(reason="Illegal move."))
-                return
-        new = rules.steps[before:]
+        result = rules.command(steps)
+        if result is None:
+            self._refuse(client, ev.FailedMove(reason="Illegal move."))
+            return
+        kind, new = result
         game.pos1 = rules.position if player == 1 else rules.position.swap()
-        raw_steps = [(_own_to_raw(player, a, True), _own_to_raw(player, b, False)) for a, b in new]
+        raw_steps = [
+            (_own_to_raw(player, a, kind == "add"), _own_to_raw(player, b, kind == "undo")) for a, b in new
+        ]
         if not any(rules.position.me):
             game.winner = player
         self._each(
@@ -1055,6 +1105,8 @@ class ScriptedOpponent:
         self.refused: list[ev.BgammonEvent] = []
         self._answer = 0
         self._acted: tuple[Any, ...] | None = None
+        self._steps: list[tuple[int, int]] = []  # the play of this turn, one step per command
+        self._listed = False  # after a refused step: the rest of the turn from the server's Available
         self._win_seen = False
         self._in_match = False
         self._send: Callable[[str], Any] | None = None
@@ -1114,6 +1166,10 @@ class ScriptedOpponent:
                 await self._join_soon()
             case ev.Failure():
                 self.refused.append(event)
+                if isinstance(event, ev.FailedMove):  # play on with the server's listed steps
+                    self._listed = True
+                    self._acted = None
+                    await self._send(codec_module.board())
             case ev.Joined():
                 self._in_match = self._in_match or event.player_number == 1
                 self._acted = None  # a player (re)joined: act again on the board that follows
@@ -1170,15 +1226,21 @@ class ScriptedOpponent:
                 return codec_module.double()
             return codec_module.roll()
         if not b.available:
+            self._steps, self._listed = [], False
             return codec_module.ok()
-        if b.moves:
-            return codec_module.reset()
-        if self.script.smart:
-            plays = [r.play for r in _smart_ranker().rank(b.position(1), b.dice, plies=0)]
-        else:
-            plays = [self.rng.choice(legal_plays(b.position(1), b.dice))]
-        move = plays[0].move
-        return codec_module.move(move) if move else codec_module.ok()
+        if self._listed:
+            src, dst = self.rng.choice(b.available)
+            return f"move {'bar' if src == 26 else src}/{'off' if dst == 0 else dst}"
+        if not b.moves:  # a new turn (or one taken back): choose the play, then send it a step at a time
+            if self.script.smart:
+                play = _smart_ranker().rank(b.position(1), b.dice, plies=0)[0].play
+            else:
+                play = self.rng.choice(legal_plays(b.position(1), b.dice))
+            self._steps = list(play.move.steps)  # single-die steps in a playable order
+        if len(b.moves) < len(self._steps):
+            step = self._steps[len(b.moves)]
+            return codec_module.move(Move.of(step))
+        return codec_module.reset()  # off the chosen play (a refusal or a reconnection): start again
 
 
 _RANKER: list[Search] = []

@@ -184,6 +184,9 @@ async def test_bot_plays_full_matches_with_doubles(
         sent = [line for name, line in server.log if name == BOT]
         assert not any(line.startswith("join") for line in sent)  # bots create matches, never join
         assert BOT not in server.refusals  # every command the bot sent was legal
+        assert bot.refused_moves == 0 and bot.plays_differing == 0  # every play the engine's
+        moves = [line for line in sent if line.startswith("move")]
+        assert moves and all(len(line.split()) == 2 for line in moves)  # one step per command
         created = [line for line in sent if line.startswith("create")]
         if script.rematch:  # one match created, then a rematch of the same length and ID
             assert created[0] == "create public 3 0" and sent.count("rematch") == n
@@ -437,23 +440,24 @@ def test_a_record_that_stops_early_is_archived_as_far_as_it_goes(tmp_path: Path,
     assert len(record.games) == 1 and record.games[0].result is None
 
 
-async def test_without_an_engine_decision_the_bot_plays_safe_server_listed_steps(
+async def test_without_an_engine_decision_the_bot_plays_a_legal_play_a_step_at_a_time(
     tmp_path: Path, analyser: Analyser
 ) -> None:
     bot = make_bot("tcp://127.0.0.1:1", tmp_path, analyser)
     match = _Match(1, opponent="alice")  # no Player: as when the engine cannot judge the match
-    roll = board(turn=1, roll1=6, roll2=5, available=((26, 20), (26, 19)))
+    roll = board(turn=1, roll1=6, roll2=5, available=((24, 18), (13, 8), (13, 7), (8, 2), (6, 1)))
     assert await bot._decide(match, board(turn=1), "cube") == "roll"
     assert await bot._decide(match, board(turn=2, double_offered=True), "answer") == "ok"
-    assert await bot._decide(match, roll, "move") == "move bar/20"
-    assert await bot._decide(match, roll.replace(moves=((26, 20),), available=((20, 14),)), "reset") == (
-        "move 20/14"
+    first = await bot._decide(match, roll, "move")
+    assert (
+        bot._plan is not None and first == f"move {bot._plan.move.steps[0][0]}/{bot._plan.move.steps[0][1]}"
     )
-    bot._fallback = False
-    assert await bot._decide(match, roll.replace(moves=((26, 20),), available=((1, 0),)), "reset") == "reset"
+    assert len(first.split()) == 2  # one step per command
     match.player = Player(analyser)  # with the engine: its own play of 65 from the initial position
-    legal = {codec.move(play.move) for play in legal_plays(Position.initial(), (6, 5))}
-    assert await bot._decide(match, roll, "move") in legal
+    bot._plan = None
+    step = await bot._decide(match, roll, "move")
+    assert bot._plan is not None and step == f"move {bot._plan.move.steps[0][0]}/{bot._plan.move.steps[0][1]}"
+    assert bot._plan.move in {play.move for play in legal_plays(Position.initial(), (6, 5))}
 
 
 class RecordingLink:

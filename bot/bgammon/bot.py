@@ -43,7 +43,9 @@ from bot.config import Config, ConfigError, ServerConfig
 from engine.analyser import Analyser
 from engine.errors import EngineError
 from engine.levels import Level, parse_level
+from engine.moves import Move, legal_plays
 from engine.player import Action, Player
+from engine.position import Position
 from protocols.bgammon import codec
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BgammonBoardError, BoardState, win_level
@@ -62,6 +64,16 @@ def _fill(template: str, **values: object) -> str:
         return template.format_map(_Placeholders(values))
     except (ValueError, IndexError, AttributeError, KeyError):
         return template
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The engine's play for one turn: the position and dice it was chosen for, and where it leads."""
+
+    start: Position
+    dice: tuple[int, int]
+    move: Move
+    target: Position
 
 
 @dataclass
@@ -116,7 +128,10 @@ class BgammonBot:
         self._last_sent = 0.0
         self._acted: tuple[Any, ...] | None = None
         self._failures = 0
-        self._fallback = False  # play the server's available steps one by one (after a refused move)
+        self._plan: _Plan | None = None  # the engine's play of this turn, sent one step at a time
+        self._board: BoardState | None = None  # the last board of our match, for the logs
+        self.refused_moves = 0  # ``failedmove`` answers to our steps, since the bot started
+        self.plays_differing = 0  # turns that ended in another position than the engine's play
         self._win_seen = False
         self._rejoined = False
         self._timers: dict[str, asyncio.TimerHandle] = {}
@@ -334,7 +349,21 @@ class BgammonBot:
         await self._send(codec.leave())
 
     async def _on_failure(self, event: ev.Failure) -> None:
-        self.log.warning("bgammon.refused", kind=event.TYPE, reason=event.reason[:300])
+        if isinstance(event, ev.FailedMove):
+            # never expected: every step goes out alone, listed by the server as available. The next board
+            # gives the steps of the same play again (``_decide``)
+            self.refused_moves += 1
+            b = self._board
+            self.log.error(
+                "bgammon.move_refused",
+                line=codec.encode_event(event)[:300],
+                board=list(b.board) if b else None,
+                dice=b.dice if b else None,
+                steps=b.moves if b else None,
+                plan=str(self._plan.move) if self._plan else None,
+            )
+        else:
+            self.log.warning("bgammon.refused", kind=event.TYPE, reason=event.reason[:300])
         if isinstance(event, ev.FailedCreate):
             self.matches_created -= 1  # the same length again
             self._later("create", self.options.create_retry, self._create)
@@ -342,8 +371,6 @@ class BgammonBot:
         if isinstance(event, ev.FailedJoin | ev.FailedLeave):
             return
         self._failures += 1
-        if isinstance(event, ev.FailedMove):
-            self._fallback = True
         if self._failures >= self.options.max_failures:
             self.log.error("bgammon.giving_up_match", failures=self._failures)
             self._failures = 0
@@ -369,6 +396,7 @@ class BgammonBot:
             names = (self._name, match.opponent)
             match.tracker = MatchTracker(names, b.points, site=self.server.name, event="bgammon")
             match.player = Player(self.analyser, self._level(match.opponent), self._rng)
+        self._board = b
         if match.tracker is not None:
             match.tracker.on_event(ev.Board(state=b))
         if match.opponent and not match.greeted and b.player2.name:
@@ -420,7 +448,7 @@ class BgammonBot:
         what = decisions.situation(b)
         if what is None:
             if b.turn == 2:
-                self._fallback = False
+                self._plan = None
                 self._failures = 0
             return
         key = (what, b.board, b.turn, b.dice, b.moves, b.double_value, b.double_player, b.score)
@@ -435,11 +463,13 @@ class BgammonBot:
         if what == "opening":
             return codec.roll()
         if what == "confirm":
+            self._check_play(b)
             return codec.ok()
-        if self._fallback and what in ("move", "reset"):
-            return decisions.server_step(b)
+        plan = self._plan
+        if plan is not None and plan.dice == b.dice and (what == "reset" or plan.start == b.position(1)):
+            return self._step(plan, b)  # the next step of the play chosen for this turn
         if what == "reset":
-            return codec.reset()
+            return codec.reset()  # steps we did not choose (we came back into the turn): start afresh
         player = match.player
         try:
             if player is None:
@@ -454,8 +484,10 @@ class BgammonBot:
         except EngineError as exc:
             # a state the engine cannot judge (a match longer than its equity table ...): play on safely
             self.log.error("bgammon.no_decision", situation=what, error=str(exc))
-            self._fallback = True
-            return {"answer": codec.ok(), "cube": codec.roll()}.get(what) or decisions.server_step(b)
+            if what != "move":
+                return {"answer": codec.ok(), "cube": codec.roll()}[what]
+            play = legal_plays(b.position(1), b.dice)[0]  # any legal play, sent as any other
+            return self._step(self._new_plan(b, play.move, play.position), b)
         if what == "cube":
             if decision.action == Action.RESIGN and win_level(b.position(2)) <= decision.level:
                 self.log.info("bgammon.resign", level=decision.level)
@@ -464,10 +496,48 @@ class BgammonBot:
                 self.log.info("bgammon.double", cube=state.cube * 2)
                 return codec.double()
             return codec.roll()
-        if decision.move is None:
+        if decision.move is None or not decision.move.play.move:
+            self.log.error("bgammon.no_play", dice=b.dice, available=b.available)  # the server lists steps
             return codec.ok()
-        played = decision.move.play.move
-        return codec.move(played) if played else codec.ok()
+        play = decision.move.play
+        return self._step(self._new_plan(b, play.move, play.position), b)
+
+    def _new_plan(self, b: BoardState, move: Move, target: Position) -> _Plan:
+        start = b.position(1)
+        self._plan = _Plan(start, b.dice, move, target)
+        self.log.info("bgammon.play", position=start.position_id, dice=b.dice, move=str(move))
+        return self._plan
+
+    def _step(self, plan: _Plan, b: BoardState) -> str:
+        """The next step of ``plan`` from board ``b``, alone in its ``move`` command; ``reset`` (take the steps
+        back) when the board is off the way to the play."""
+        step = decisions.next_step(b, plan.target, plan.move)
+        if step is not None:
+            return codec.move(Move.of(step))
+        self.log.error(
+            "bgammon.play_off_course", plan=str(plan.move), dice=b.dice, steps=b.moves, board=list(b.board)
+        )
+        if b.moves:
+            return codec.reset()
+        # the server will not let the play be made at all (its rules and the engine's differ): the first
+        # legal play it does allow, as a last resort, logged as a play of its own
+        for play in legal_plays(b.position(1), b.dice):
+            step = decisions.next_step(b, play.position, play.move)
+            if step is not None:
+                self._new_plan(b, play.move, play.position)
+                return codec.move(Move.of(step))
+        return codec.ok()
+
+    def _check_play(self, b: BoardState) -> None:
+        """At the end of our turn: the position is the one the engine's play leads to."""
+        plan, self._plan = self._plan, None
+        if plan is None or plan.dice != b.dice:
+            return
+        if b.position(1) != plan.target:
+            self.plays_differing += 1
+            self.log.error(
+                "bgammon.play_differs", plan=str(plan.move), steps=b.moves, board=list(b.board), dice=b.dice
+            )
 
     async def _engine(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)

@@ -361,7 +361,9 @@ def join(target: int | str, password: str = "") -> str:
 
 
 def move(played: Move) -> str:
-    """``move`` with each step of ``played`` (the engine's numbering is the client's: see board.py)."""
+    """``move`` with each step of ``played`` (the engine's numbering is the client's: see board.py). The server
+    checks every step against the position before the command, so a step that depends on another one of the
+    same command is refused: the bot sends one step per command (bot/bgammon/decisions.py, ``next_step``)."""
     if not isinstance(played, Move) or not played:
         raise BgammonCommandError("a move command needs at least one step; confirm a dance with ok")
     try:
