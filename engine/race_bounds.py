@@ -111,8 +111,8 @@ class RaceBounds:
         """``probs`` (n, 5, side 0 of ``boards`` on roll) with what is certain set exactly; ``race`` marks the
         rows without contact. Returns ``probs`` itself when nothing applies (most contact positions), else a
         new array; rows of finished games must not be passed."""
-        counts = boards.sum(axis=2, dtype=np.int64)
-        short = counts < 15  # (n, 2): a chequer off
+        me_all, opp_all = board_stats(boards)
+        short = np.stack([me_all[:, COUNT] < 15, opp_all[:, COUNT] < 15], axis=1)  # (n, 2): a chequer off
         if not race.any() and not short.any():
             return probs  # the common case inside a search: keep it cheap
         p = np.array(probs, dtype=np.float64)
@@ -120,28 +120,35 @@ class RaceBounds:
         p[short[:, 1], WIN_G] = p[short[:, 1], WIN_BG] = 0.0
         if not race.any():
             return p
-        b = boards[race]
-        me, opp = board_stats(b)
-        q = p[race]
+        every = bool(race.all())  # a race search's batches: no copies in or out
+        b = boards if every else boards[race]
+        me, opp = (me_all, opp_all) if every else (me_all[race], opp_all[race])
+        q = p if every else p[race]
         q[me[:, BACK] == 0, LOSE_BG] = 0.0
         q[opp[:, BACK] == 0, WIN_BG] = 0.0
-        me_home, opp_home = me[:, OUTSIDE] == 0, opp[:, OUTSIDE] == 0
-        if (me_home | opp_home).any():
+        # The rules below need one side all home; elsewhere they change nothing: work on those rows only.
+        rows = np.flatnonzero((me[:, OUTSIDE] == 0) | (opp[:, OUTSIDE] == 0))
+        if len(rows):
+            b, me, opp, r = b[rows], me[rows], opp[rows], q[rows]
+            me_home, opp_home = me[:, OUTSIDE] == 0, opp[:, OUTSIDE] == 0
             me_most, opp_most = self._most(b[:, 0], me_home), self._most(b[:, 1], opp_home)
-            me_full, opp_full = ~short[race, 0], ~short[race, 1]
+            me_full, opp_full = me[:, COUNT] == 15, opp[:, COUNT] == 15
             # he is off before my first chequer
             gammoned = me_full & (fewest_turns_to_first_off(b[:, 0], me) > opp_most)
             lost = gammoned | (fewest_turns_to_finish(b[:, 0], me) > opp_most)
             gammon_won = opp_full & (me_most <= fewest_turns_to_first_off(b[:, 1], opp))
             won = gammon_won | (me_most <= fewest_turns_to_finish(b[:, 1], opp))
-            q[lost, WIN] = q[lost, WIN_G] = q[lost, WIN_BG] = 0.0
-            q[gammoned, LOSE_G] = 1.0
-            q[won, WIN] = 1.0
-            q[won, LOSE_G] = q[won, LOSE_BG] = 0.0
-            q[gammon_won, WIN_G] = 1.0
-            self._one_turn_left(b, q, me_most, opp_most, me_full, opp_full)
+            r[lost, WIN] = r[lost, WIN_G] = r[lost, WIN_BG] = 0.0
+            r[gammoned, LOSE_G] = 1.0
+            r[won, WIN] = 1.0
+            r[won, LOSE_G] = r[won, LOSE_BG] = 0.0
+            r[gammon_won, WIN_G] = 1.0
+            self._one_turn_left(b, r, me_most, opp_most, me_full, opp_full)
+            q[rows] = r
             # Keep gnubg's cumulative order (a certain gammon lifts nothing else; a certain loss caps gammons).
             q = sanitise(q)
+        if every:
+            return q
         p[race] = q
         return p
 
