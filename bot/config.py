@@ -62,6 +62,8 @@ class EmbeddedServerConfig:
     max_line: int = 1024
     max_commands_per_second: float = 20.0
     web_origins: tuple[str, ...] = ()  # WebSocket origins allowed besides the page's own (a proxy's URL)
+    max_connections: int = 1000  # telnet connections in all (kept below the process's file limit)
+    max_connections_per_address: int = 16
 
 
 @dataclass(frozen=True)
@@ -287,6 +289,10 @@ def _validate(c: Config) -> None:
     check(0 <= c.server.web_port < 65536, "server.web_port must be 0..65535")
     check(1 <= c.server.bot_accounts <= 64, "server.bot_accounts must be 1..64")
     check(c.server.max_line >= 80, "server.max_line must be at least 80")
+    check(
+        1 <= c.server.max_connections_per_address <= c.server.max_connections,
+        "server: need 1 <= max_connections_per_address <= max_connections",
+    )
     check(
         1 <= c.policy.min_length <= c.policy.max_length <= 64,
         "policy: need 1 <= min_length <= max_length <= 64",

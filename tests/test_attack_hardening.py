@@ -5,21 +5,28 @@ decision beside fast ones). Each test failed before its fix."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import errno
 import itertools
 import socket
 import time
 from pathlib import Path
 
 import pytest
+import structlog
 import websockets
 from websockets.exceptions import InvalidStatus
 
 from bot.config import Config, DaemonConfig, EmbeddedServerConfig
 from bot.daemon import Daemon, StartupError
+from bot.logs import Repeats, collapse_loop_errors
 from bot.server.scripted import ScriptedClient, ScriptError
 from bot.server.server import FibsServer
+from bot.server.store import FinishedRow, Store
+from bot.server.table import record_to_json
 from bot.web.server import WebService
+from engine.record import MatchRecord
 from protocols.fibs import events as ev
 from protocols.web import messages as wm
 from tests.test_daemon import BRAS
@@ -183,3 +190,163 @@ async def test_guessing_from_many_addresses_never_keeps_the_owner_out(
             task.cancel()
         await asyncio.gather(*guessers, return_exceptions=True)
         await server.close()
+
+
+# -- item 3: floods -----------------------------------------------------------------------------------------
+
+
+async def _raw(address: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(address, 0))
+    await asyncio.wait_for(reader.readuntil(b"login: "), 10)  # admitted: the banner and the prompt
+    return reader, writer
+
+
+async def _is_cut(reader: asyncio.StreamReader, timeout: float = 10.0) -> bytes:
+    """What the server sends before closing the connection (raises if it stays open past ``timeout``)."""
+    return await asyncio.wait_for(reader.read(), timeout)
+
+
+async def test_connections_are_capped_per_address_and_in_all_and_logins_are_never_displaced(
+    tmp_path: Path,
+) -> None:
+    """About 20,000 idle connections used to exhaust the file handles (then logins and an archive write
+    failed). A full address or server makes room by closing the oldest connection still at the login prompt
+    (of that address; of the fullest one); logged-in players stay, and a newcomer is refused only when every
+    connection is logged in."""
+    server = FibsServer(
+        tmp_path / "s.sqlite3",
+        port=0,
+        scrypt_n=FAST_HASH,
+        login_delay=0.01,
+        max_connections=6,
+        max_connections_per_address=3,
+    )
+    await server.start()
+    writers: list[asyncio.StreamWriter] = []
+    await server.ensure_account("ann", "secret1")
+    ann = await client_from("127.0.0.2", server.port, "ann", "secret1")
+    stack = contextlib.ExitStack()
+    logs = stack.enter_context(structlog.testing.capture_logs())
+    try:
+        await ann.login()
+        idle = [await _raw("127.0.0.3", server.port) for _ in range(3)]
+        writers += [w for _, w in idle]
+        newcomer = await _raw("127.0.0.3", server.port)  # the address is full: its oldest idle one goes
+        writers.append(newcomer[1])
+        assert b"Too many connections" in await _is_cut(idle[0][0])
+        others = [await _raw("127.0.0.4", server.port) for _ in range(2)]  # 6 in all now
+        writers += [w for _, w in others]
+        late = await _raw("127.0.0.5", server.port)  # the server is full: the fullest address's oldest goes
+        writers.append(late[1])
+        assert b"Too many connections" in await _is_cut(idle[1][0])
+        assert not ann.closed.is_set() and len(server.online) == 1
+        for _ in range(
+            30
+        ):  # displacing again and again: logged once per reason (a count later), not 30 times
+            _, w = await _raw("127.0.0.6", server.port)
+            writers.append(w)
+        displaced = [e for e in logs if e["event"] == "login_connection_displaced"]
+        assert [e["reason"] for e in displaced] == ["address full", "server full"] and server.refused == 32
+        assert server._connections == 6
+    finally:
+        stack.close()
+        for w in writers:
+            w.close()
+        await ann.close()
+        await server.close()
+    # every connection logged in: a newcomer is refused
+    small = FibsServer(
+        tmp_path / "t.sqlite3", port=0, scrypt_n=FAST_HASH, login_delay=0.01, max_connections=2
+    )
+    await small.start()
+    try:
+        players = []
+        for name in ("bob", "cid"):
+            await small.ensure_account(name, "secret1")
+            players.append(await client_from("127.0.0.2", small.port, name, "secret1"))
+            await players[-1].login()
+        reader, writer = await asyncio.open_connection("127.0.0.1", small.port)
+        assert b"Too many connections" in await _is_cut(reader)
+        writer.close()
+        assert all(not p.closed.is_set() for p in players)
+        for p in players:
+            await p.close()
+    finally:
+        await small.close()
+
+
+async def test_the_login_phase_times_out_from_the_connections_start_whatever_it_sends(tmp_path: Path) -> None:
+    """Any byte used to reset the login timeout: 2,000 slowloris connections were held open."""
+    server = FibsServer(tmp_path / "s.sqlite3", port=0, scrypt_n=FAST_HASH, login_timeout=0.6)
+    await server.start()
+    try:
+        reader, writer = await _raw("127.0.0.2", server.port)
+        started = time.monotonic()
+        cut = asyncio.create_task(_is_cut(reader, 10))
+        while not cut.done() and time.monotonic() - started < 5:
+            writer.write(b"g")  # a byte now and then, never a whole line
+            await asyncio.sleep(0.1)
+        assert b"timed out" in (await cut).lower()
+        assert time.monotonic() - started < 0.6 + 1.0
+        writer.close()
+    finally:
+        await server.close()
+
+
+async def test_a_repeated_loop_error_is_logged_once_with_its_count() -> None:
+    """asyncio logged a failing accept() (EMFILE) 269,366 times in 70 s (110 MB)."""
+    loop = asyncio.get_running_loop()
+    old = loop.get_exception_handler()
+    now = [0.0]
+    repeats = Repeats(60.0, clock=lambda: now[0])
+    try:
+        with structlog.testing.capture_logs() as logs:
+            collapse_loop_errors(loop, repeats)
+            error = OSError(errno.EMFILE, "Too many open files")
+            for _ in range(10_000):
+                loop.call_exception_handler(
+                    {"message": "socket.accept() out of system resource", "exception": error}
+                )
+            now[0] = 61.0
+            loop.call_exception_handler(
+                {"message": "socket.accept() out of system resource", "exception": error}
+            )
+        assert [e.get("repeated") for e in logs] == [None, 9_999]
+        assert "Too many open files" in logs[0]["error"]
+    finally:
+        loop.set_exception_handler(old)
+
+
+# -- item 4: archive retries --------------------------------------------------------------------------------
+
+
+async def test_a_failed_archive_write_is_retried_while_running_and_counted(tmp_path: Path) -> None:
+    """A failed write was tried again only at the next start (a match stayed unarchived 12+ minutes)."""
+    store = Store(tmp_path / "s.sqlite3")
+    record = MatchRecord(names=("ann", "bob"), length=3, match_id="local/1")
+    store.finish_match(
+        FinishedRow("local/1", "ann", "bob", 3, (3, 1), {"record": record_to_json(record)}), None, {}
+    )
+    written: list[MatchRecord] = []
+    failures = [
+        OSError(errno.EMFILE, "Too many open files"),
+        OSError(errno.ENOSPC, "No space left on device"),
+    ]
+    seen_pending: list[int] = []
+
+    async def archive(r: MatchRecord) -> None:
+        seen_pending.append(len(server.pending_archives))
+        if failures:
+            raise failures.pop(0)
+        written.append(r)
+
+    server = FibsServer(store, port=0, scrypt_n=FAST_HASH, on_match_finished=archive)
+    server.archive_retry = 0.05
+    await server.start()
+    try:
+        await until(lambda: written, 10)
+        assert seen_pending == [0, 1, 1] and not server.pending_archives
+        assert store.unarchived() == [] and written[0].names == ("ann", "bob")
+    finally:
+        await server.close()
+        store.close()

@@ -111,9 +111,18 @@ class LoginGate:
         while len(self._trusted) > MAX_TRUSTED:
             self._trusted.popitem(last=False)
 
-    async def turn(self, account: str, host: str, *, trusted: bool, deadline: float) -> bool:
-        """Wait until this attempt may check its password; False when ``deadline`` (monotonic) passes first.
-        True marks the account busy: call ``done`` after the check, whatever happens."""
+    async def turn(
+        self,
+        account: str,
+        host: str,
+        *,
+        trusted: bool,
+        deadline: float,
+        alive: Callable[[], bool] = lambda: True,
+    ) -> bool:
+        """Wait until this attempt may check its password; False when ``deadline`` (monotonic) passes first or
+        ``alive()`` turns false (its connection is gone: it leaves the line). True marks the account busy: call
+        ``done`` after the check, or ``release`` when no check was made."""
         trusted = trusted or self.is_trusted(account, host)
         acc = self._account(account)
         me = _Waiter(next(self._seq), host, trusted)
@@ -123,6 +132,8 @@ class LoginGate:
             while True:
                 changed = self._changed
                 now = self.clock()
+                if not alive():
+                    return False
                 if self._eligible(acc, me, now):
                     acc.busy, acc.started = True, now
                     address = self._address(host, now)
@@ -164,6 +175,15 @@ class LoginGate:
             delay = self._address_failed(host, now)
         self._notify()
         return delay
+
+    def release(self, account: str) -> None:
+        """The attempt ``turn`` allowed made no check (its connection closed meanwhile)."""
+        self._account(account).busy = False
+        self._notify()
+
+    def wake(self) -> None:
+        """Something outside changed (a connection closed): the waiters look again."""
+        self._notify()
 
     def failed(self, host: str) -> float:
         """A login refused without a check (malformed, unknown syntax): it costs the address all the same."""

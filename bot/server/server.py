@@ -20,6 +20,7 @@ import collections
 import contextlib
 import datetime
 import itertools
+import resource
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -29,6 +30,7 @@ from typing import Any, ClassVar
 import structlog
 
 from bot.config import EmbeddedServerConfig
+from bot.logs import Repeats
 from bot.server import ratings
 from bot.server.logins import LoginGate
 from bot.server.session import DEFAULT_SETTINGS, DEFAULT_TOGGLES, Phase, Session, TokenBucket
@@ -61,7 +63,10 @@ log = structlog.get_logger("gammond.server")  # lazy: bot.logs.setup configures 
 MatchFinished = Callable[[MatchRecord], Awaitable[None]]
 MIN_PASSWORD = 4
 MAX_LOGIN_FAILURES = 5  # a connection is closed after this many failed logins
-LOGIN_PHASE_TIMEOUT = 120.0  # seconds a connection may sit at the login prompt
+LOGIN_PHASE_TIMEOUT = 120.0  # seconds from the connection's start to a login, whatever it sends
+ARCHIVE_RETRY_INITIAL = 5.0  # seconds before a failed archive write is tried again (doubling)
+ARCHIVE_RETRY_MAX = 300.0
+TOO_MANY_CONNECTIONS = "** Too many connections from your address or to this server; try again later."
 MAX_SAVED = 8  # "If you have 8 or more unfinished games, you will be unable to start new games."
 SYSTEM = "System"  # the sender of the server's own announcements
 MAX_TEXT = 400  # characters of chat text kept (the line limit bounds it anyway)
@@ -116,6 +121,9 @@ class FibsServer:
         scrypt_n: int = SCRYPT_N,
         login_delay: float = 1.0,
         clock: Callable[[], float] = time.time,
+        max_connections: int = 1000,
+        max_connections_per_address: int = 16,
+        login_timeout: float = LOGIN_PHASE_TIMEOUT,
     ) -> None:
         self._own_store = not isinstance(store, Store)
         self.store = store if isinstance(store, Store) else Store(store)
@@ -130,6 +138,15 @@ class FibsServer:
         self.scrypt_n = scrypt_n
         self.login_delay = login_delay
         self.clock = clock
+        self.max_connections = max_connections
+        self.max_connections_per_address = max_connections_per_address
+        self.login_timeout = login_timeout
+        self._by_host: dict[str, dict[Session, None]] = {}  # socket sessions per address, oldest first
+        self._connections = 0
+        self.refused = 0  # connections refused or displaced by the caps
+        self._repeats = Repeats(60.0)  # floods log a line a minute with their count, not a line each
+        self.pending_archives: dict[str, int] = {}  # finished matches whose archive write failed: tries
+        self.archive_retry = ARCHIVE_RETRY_INITIAL
         self.online: dict[str, Session] = {}
         self.sessions: set[Session] = set()
         self.tables: dict[str, Table] = {}
@@ -163,11 +180,14 @@ class FibsServer:
             max_line=config.max_line,
             max_commands_per_second=config.max_commands_per_second,
             on_match_finished=on_match_finished,
+            max_connections=config.max_connections,
+            max_connections_per_address=config.max_connections_per_address,
         )
 
     # -- life cycle -----------------------------------------------------------------------------------------
 
     async def start(self) -> None:
+        self._fit_file_limit()
         self._server = await asyncio.start_server(self._connection, self.host, self.port, limit=1 << 16)
         self.port = self._server.sockets[0].getsockname()[1]
         self._spawn(self._deliver_unarchived())
@@ -282,6 +302,77 @@ class FibsServer:
 
     # -- connections ----------------------------------------------------------------------------------------
 
+    def _fit_file_limit(self) -> None:
+        """Keep max_connections below the process's file limit (raised to its hard limit if need be), with
+        room for the store, the archive, the web port and the bots: past it accept() fails on EMFILE and so
+        does every file the daemon opens, an archive write included."""
+        reserve = 256
+        try:
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            wanted = self.max_connections + 2 * reserve
+            if soft != resource.RLIM_INFINITY and soft < wanted:
+                raised = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
+                resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+                soft = raised
+        except (ValueError, OSError):
+            return
+        if soft != resource.RLIM_INFINITY and self.max_connections > soft - 2 * reserve:
+            fitted = max(16, soft - 2 * reserve)
+            log.warning(
+                "max_connections lowered to fit the file limit",
+                configured=self.max_connections,
+                used=fitted,
+                file_limit=soft,
+            )
+            self.max_connections = fitted
+
+    def _admit(self, host: str) -> bool:
+        """Room for a new connection from ``host``: when its address or the server is full, the oldest
+        connection still at the login prompt (of that address; of the fullest address) is closed to make it.
+        Logged-in connections are never displaced; a newcomer finding none to displace is refused."""
+        mine = self._by_host.get(host, {})
+        if len(mine) >= self.max_connections_per_address:
+            victim = next((s for s in mine if not s.online), None)
+            if victim is None:
+                return self._refuse(host, "address full")
+            self._displace(victim, "address full")
+        if self._connections >= self.max_connections:
+            victim = None
+            for sessions in sorted(self._by_host.values(), key=len, reverse=True):
+                victim = next((s for s in sessions if not s.online), None)
+                if victim is not None:
+                    break
+            if victim is None:
+                return self._refuse(host, "server full")
+            self._displace(victim, "server full")
+        return True
+
+    def _refuse(self, host: str, reason: str) -> bool:
+        self.refused += 1
+        repeated = self._repeats.hit(("refused", reason))
+        if repeated is not None:
+            log.warning("connection_refused", reason=reason, host=host, repeated=repeated)
+        return False
+
+    def _displace(self, victim: Session, reason: str) -> None:
+        self.refused += 1
+        repeated = self._repeats.hit(("displaced", reason))
+        if repeated is not None:
+            log.warning("login_connection_displaced", reason=reason, host=victim.host, repeated=repeated)
+        victim.send(TOO_MANY_CONNECTIONS)
+        victim.flush()
+        self._close(victim, "drops connection")
+        self._forget_connection(victim)
+        self.logins.wake()  # a displaced attempt waiting for its password check leaves the line
+
+    def _forget_connection(self, session: Session) -> None:
+        sessions = self._by_host.get(session.host)
+        if sessions is not None and session in sessions:
+            del sessions[session]
+            self._connections -= 1
+            if not sessions:
+                del self._by_host[session.host]
+
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         if task is not None:
@@ -289,6 +380,11 @@ class FibsServer:
             task.add_done_callback(self._tasks.discard)
         peer = writer.get_extra_info("peername")
         host = str(peer[0]) if isinstance(peer, tuple) and peer else "unknown"
+        if not self._admit(host):
+            with contextlib.suppress(Exception):
+                writer.write(fs.line_bytes([TOO_MANY_CONNECTIONS]))
+                writer.close()
+            return
         session = Session(
             writer=writer,
             host=host,
@@ -298,6 +394,8 @@ class FibsServer:
             outbox=self._outbox,
         )
         self.sessions.add(session)
+        self._by_host.setdefault(host, {})[session] = None
+        self._connections += 1
         try:
             session.send(*fs.banner(self.name))
             session.prompt(fs.LOGIN_PROMPT)
@@ -313,6 +411,7 @@ class FibsServer:
             session.close_reason = "drops connection"
             log.exception("connection_failed", session=repr(session))
         finally:
+            self._forget_connection(session)
             self._disconnect(session)
             self._flush_output()
             with contextlib.suppress(Exception):
@@ -325,7 +424,7 @@ class FibsServer:
             if session.online:
                 wait = self.idle_timeout - (time.monotonic() - session.last_input)
             else:  # from the connection's start: a byte now and then (slowloris) does not extend it
-                wait = min(self.idle_timeout, LOGIN_PHASE_TIMEOUT) - (time.monotonic() - session.started)
+                wait = min(self.idle_timeout, self.login_timeout) - (time.monotonic() - session.started)
             try:
                 data = await asyncio.wait_for(reader.read(4096), timeout=max(0.0, wait))
             except TimeoutError:
@@ -527,9 +626,13 @@ class FibsServer:
         # the address the account last logged in from is trusted: its attempts pass before any guesser's
         trusted = account is not None and bool(account.last_host) and account.last_host == session.host
         self._flush_output()
-        deadline = session.started + LOGIN_PHASE_TIMEOUT
-        if not await self.logins.turn(key, session.host, trusted=trusted, deadline=deadline):
+        deadline = session.started + self.login_timeout
+        alive = lambda: session.phase is not Phase.CLOSED  # noqa: E731
+        if not await self.logins.turn(key, session.host, trusted=trusted, deadline=deadline, alive=alive):
             self._login_timed_out(session)
+            return
+        if session.phase is Phase.CLOSED:
+            self.logins.release(key)
             return
         ok = False
         try:
@@ -1441,14 +1544,31 @@ class FibsServer:
         self._spawn(self._deliver(table.id, record))
 
     async def _deliver(self, key: str, record: MatchRecord) -> None:
+        """Hand a finished match to the archive; a failed write (disk full, no file handle left) is tried
+        again while running, ``archive_retry`` doubling to ARCHIVE_RETRY_MAX, and counted in
+        ``pending_archives`` meanwhile (the daemon's /healthz). The store keeps it unarchived until it is written,
+        so a restart also finishes the job."""
         if self.on_match_finished is None:
             return
-        try:
-            await self.on_match_finished(record)
-        except Exception:
-            log.exception("archive_callback_failed", match=key, retry="at the next start")
-            return
-        self.store.mark_archived(key)
+        delay = self.archive_retry
+        tries = 0
+        while True:
+            try:
+                await self.on_match_finished(record)
+                self.store.mark_archived(key)
+            except Exception as exc:
+                tries += 1
+                self.pending_archives[key] = tries
+                if tries == 1:
+                    log.exception("archive_write_failed", match=key, retry_in=round(delay, 1))
+                else:
+                    log.error("archive_write_failed_again", match=key, tries=tries, error=str(exc)[:200])
+                await asyncio.sleep(delay)
+                delay = min(2 * delay, ARCHIVE_RETRY_MAX)
+                continue
+            break
+        if self.pending_archives.pop(key, None) is not None:
+            log.info("archive_written_after_retry", match=key, tries=tries + 1)
 
     async def _deliver_unarchived(self) -> None:
         """Finished matches a previous run stored but did not hand to the archive."""
