@@ -187,12 +187,15 @@ class Daemon:
 
     def status(self) -> dict[str, Any]:
         bots = [bot.status() for bot in self.bots]
-        ok = all(b["logged_in"] for b in bots) and not self.draining
+        # finished matches whose archive write failed and is being retried (the embedded server's)
+        pending = len(getattr(self.server, "pending_archives", None) or ())
+        ok = all(b["logged_in"] for b in bots) and not self.draining and not pending
         return {
             "status": "ok" if ok else ("draining" if self.draining else "degraded"),
             "uptime": round(time.monotonic() - self.started, 1),
             "embedded_server": self.server is not None,
             "active_matches": sum(1 for b in bots if b["match"]),
+            "archives_pending": pending,
             "bots": bots,
         }
 
@@ -212,6 +215,7 @@ class Daemon:
         from bot import startup  # here, not at the top: keeps this edit local (a concise summary, issue 16)
 
         self.log.info("starting", pid=os.getpid(), **startup.summary(c))
+        logs.collapse_loop_errors(asyncio.get_running_loop())  # a flood of one error: a line a minute
         state_dir = Path(c.daemon.state_dir)
         state_dir.mkdir(parents=True, exist_ok=True)
         self.store = StateStore.open(state_dir)

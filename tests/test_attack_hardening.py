@@ -350,3 +350,17 @@ async def test_a_failed_archive_write_is_retried_while_running_and_counted(tmp_p
     finally:
         await server.close()
         store.close()
+
+
+async def test_healthz_reports_pending_archives(tmp_path: Path) -> None:
+    daemon = Daemon(_config(tmp_path, web_port=0), analyser=BRAS)
+    task = asyncio.create_task(daemon.run())
+    try:
+        await until(lambda: daemon.bots and daemon.bots[0].logged_in)
+        assert daemon.status()["status"] == "ok" and daemon.status()["archives_pending"] == 0
+        daemon.server.pending_archives["local/1"] = 2  # a write failed twice, retried meanwhile
+        status = daemon.status()
+        assert status["status"] == "degraded" and status["archives_pending"] == 1
+    finally:
+        daemon.abort()
+        await asyncio.wait_for(task, 30)
