@@ -17,7 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from typing import NamedTuple
 
@@ -251,8 +251,21 @@ class MatchEquityTable:
         The next game is post-Crawford when a player is already at 1-away now (this is the Crawford game or a
         post-Crawford one), and the Crawford game when the winner has just reached 1-away (gnubg's getME).
         """
+        key = (away_me, away_opp, points)
+        exact = type(away_me) is int and type(away_opp) is int  # True == 1 as a key: bools are checked below
+        if exact and (value := self._after_memo.get(key)) is not None:
+            return value
         self._check_away(away_me, away_opp)
-        return self._after(away_me, away_opp, points)
+        value = self._after(away_me, away_opp, points)
+        if exact:
+            self._after_memo[key] = value
+        return value
+
+    @cached_property
+    def _after_memo(self) -> dict[tuple[int, int, int], float]:
+        """``mwc_after`` by its arguments: the cube code asks for the same few dozen values at every 0-ply
+        decision (a few microseconds each with the checks). Not a field: equality and hashing ignore it."""
+        return {}
 
     def _after(self, away_me: int, away_opp: int, points: int) -> float:
         post = away_me == 1 or away_opp == 1
