@@ -1,0 +1,302 @@
+"""The bgammon bot against the real bgammon server (tslocum/bgammon's ``bgammon-server``, a test peer kept in
+``../shared/tools/bgammon-server/bin/``, or under ``$GAMMOND_SHARED/tools``), started on a free loopback port
+with no database (a bot logs in without a password there). A scripted human written here joins the bot's
+matches over the JSON protocol and plays random legal steps from the server's ``Available``, doubling and
+dropping now and then. Four whole matches of 3 and 1 points are played: the server refuses none of the bot's
+moves, every play the bot makes is the one its engine chose (the ``bgammon.play`` log lines against the
+archived moves), and each match is archived once as a .mat that replays to the server's result.
+
+Skips, saying why, where the binary is absent or cannot run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import socket
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.archive import Archive
+from bot.bgammon import BgammonBot, BgammonOptions
+from bot.config import ServerConfig
+from engine.analyser import Analyser
+from engine.formats.mat import read_mat
+from engine.levels import parse_level
+from engine.moves import apply_move
+from engine.notation import parse_move
+from engine.position import Position
+from engine.record import ActionKind
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("GAMMOND_SHARED", ROOT.parent / "shared"))
+BINARY = SHARED / "tools" / "bgammon-server" / "bin" / "bgammon-server"
+BOT = "BOT_gammond"
+DEADLINE = 90.0  # for the whole run; it takes a few seconds on a quiet machine
+LENGTHS = (3, 1)  # the bot creates matches of these lengths in turn
+MATCHES = 4
+
+pytestmark = pytest.mark.skipif(
+    not (BINARY.is_file() and os.access(BINARY, os.X_OK)),
+    reason=f"needs the real bgammon server at {BINARY} (put shared/ beside the checkout or set GAMMOND_SHARED)",
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def real_server(log: Path) -> Any:
+    """``bgammon-server -tcp 127.0.0.1:PORT -verbose`` with no database; yields the port once it listens."""
+    port = free_port()
+    env = {**os.environ, "BGAMMON_SALT_RESET": "r", "BGAMMON_SALT_PASSWORD": "p", "BGAMMON_SALT_IP": "i"}
+    env.pop("BGAMMON_DB", None)
+    with log.open("wb") as out:
+        proc = await asyncio.create_subprocess_exec(
+            str(BINARY), "-tcp", f"127.0.0.1:{port}", "-verbose", stdout=out, stderr=out, env=env
+        )
+    try:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 15
+        while True:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                if proc.returncode is not None or loop.time() > end:
+                    pytest.skip(f"the real bgammon server did not start: {log.read_text()[-500:]}")
+                await asyncio.sleep(0.05)
+            else:
+                writer.close()
+                break
+        yield port
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), 5)
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+class Recorder:
+    """Stands for the bot's logger: keeps every event with its level and fields."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str, dict[str, Any]]] = []
+
+    def __getattr__(self, level: str) -> Any:
+        return lambda event, **fields: self.lines.append((level, event, fields))
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        return [fields for _, event, fields in self.lines if event == name]
+
+    def problems(self) -> list[str]:
+        return [
+            f"{lv} {ev_} {f}"[:600] for lv, ev_, f in self.lines if lv in ("warning", "error", "exception")
+        ]
+
+
+class Human:
+    """A guest on the real server, over TCP, JSON events: joins the bot's match, plays random steps from the
+    server's ``Available`` one per command, doubles now and then when it may, takes most doubles, and leaves
+    after each match, joining the bot's next one until ``matches`` are played."""
+
+    def __init__(self, port: int, matches: int, seed: int) -> None:
+        self.port, self.matches, self.rng = port, matches, random.Random(seed)
+        self.name = ""
+        self.finished: list[dict[str, Any]] = []  # the final board of each match
+        self.errors: list[str] = []
+        self.in_match = False
+        self._last: tuple[Any, ...] | None = None
+        self._over = False
+        self._writer: asyncio.StreamWriter | None = None
+
+    async def send(self, line: str) -> None:
+        assert self._writer is not None
+        self._writer.write(line.encode() + b"\n")
+        await self._writer.drain()
+
+    async def join_soon(self, delay: float = 0.1) -> None:
+        await asyncio.sleep(delay)
+        if not self.in_match and len(self.finished) < self.matches:
+            await self.send(f"join {BOT}")
+
+    async def run(self) -> None:
+        reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port, limit=1 << 22)
+        await self.send("loginjson human-test/en alice")
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            while not (len(self.finished) >= self.matches and not self.in_match):
+                line = await reader.readline()
+                if not line:
+                    raise ConnectionError("the server closed the human's connection")
+                text = line.decode(errors="replace").strip()
+                if text.startswith("{"):
+                    later = await self.on_event(json.loads(text))
+                    if later is not None:
+                        task = asyncio.ensure_future(later)
+                        tasks.add(task)
+                        task.add_done_callback(tasks.discard)
+        finally:
+            for task in tasks:
+                task.cancel()
+            with contextlib.suppress(OSError):
+                await self.send("disconnect")
+            self._writer.close()
+
+    async def on_event(self, e: dict[str, Any]) -> Any:
+        kind = e.get("Type")
+        if kind == "ping":
+            await self.send("pong " + (e.get("Message") or "human"))
+        elif kind == "welcome":
+            self.name = e["PlayerName"]
+            return self.join_soon()
+        elif kind == "failedjoin":
+            return self.join_soon(0.2)  # the bot's next match is not created yet
+        elif kind == "joined":
+            self._last = None
+            if e.get("Player") == self.name:
+                self.in_match, self._over = True, False
+        elif kind == "left" and e.get("Player") == self.name:
+            self.in_match = False
+            return self.join_soon()
+        elif kind in ("failedmove", "failedok", "failedroll", "faileddouble", "failedresign"):
+            self.errors.append(f"{kind}: {e.get('Reason')}")
+            self._last = None
+            await self.send("board")
+        elif kind == "board" and self.in_match and not e.get("Spectating"):
+            await self.on_board(e)
+        return None
+
+    async def on_board(self, b: dict[str, Any]) -> None:
+        if b.get("Winner"):
+            if not self._over:
+                self._over = True
+                self.finished.append(b)
+                await self.send("leave")
+            return
+        if not b["Player2"].get("Name"):
+            return  # the bot is away
+        key = (b["Turn"], b["Roll1"], b["Roll2"], tuple(b["Board"]), b["DoubleOffered"], b["DoubleValue"])
+        key += (len(b.get("Moves") or []), b["Player1"]["Points"], b["Player2"]["Points"])
+        if key == self._last:
+            return
+        command = None
+        if b["Turn"] == 0:
+            command = "roll" if b["Roll1"] == 0 else None
+        elif b["DoubleOffered"]:
+            if b["Turn"] == 2:  # the bot doubled us
+                command = "ok" if self.rng.random() < 0.75 else "resign"
+        elif b["Turn"] == 1:
+            if b["Roll1"] == 0 and b["Roll2"] == 0:
+                may_double = (
+                    b["Points"] > 1
+                    and b["Crawford"] != 1
+                    and b["DoubleValue"] < 64
+                    and b["DoublePlayer"] in (0, 1)
+                )
+                command = "double" if may_double and self.rng.random() < 0.1 else "roll"
+            elif b.get("Available"):
+                src, dst = self.rng.choice(b["Available"])
+                command = f"move {src}/{dst}"
+            else:
+                command = "ok"
+        if command:
+            self._last = key
+            await self.send(command)
+
+
+async def test_the_bot_plays_whole_matches_on_the_real_server(tmp_path: Path) -> None:
+    recorder = Recorder()
+    async with real_server(tmp_path / "server.log") as port:
+        server = ServerConfig(
+            name="real", protocol="bgammon", address=f"tcp://127.0.0.1:{port}", user="gammond"
+        )
+        options = BgammonOptions(
+            lengths=LENGTHS,
+            create_delay=0.05,
+            rematch_wait=0.3,
+            backoff_base=0.05,
+            backoff_cap=0.5,
+            keepalive=10.0,
+            read_timeout=DEADLINE,
+        )
+        bot = BgammonBot(
+            server,
+            Analyser.default(),
+            Archive(tmp_path / "archive"),
+            options,
+            level=lambda _opponent: parse_level("expert"),  # 0-ply: quick
+            rng=random.Random(3),
+            password=lambda: "",  # no database: a bot logs in without a password
+        )
+        bot.log = recorder
+        human = Human(port, matches=MATCHES, seed=11)
+        stop = asyncio.Event()
+        task = asyncio.create_task(bot.run(stop))
+        try:
+            await asyncio.wait_for(human.run(), DEADLINE)
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 10
+            while len(bot.archived) < MATCHES and loop.time() < end:
+                await asyncio.sleep(0.05)
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 10)
+    server_log = (tmp_path / "server.log").read_text(errors="replace")
+    why = "\n".join(recorder.problems()[-20:]) + "\n" + server_log[-3000:]
+
+    # the server's own log: no move refused, and each move command held one step
+    refusals = [line for line in server_log.splitlines() if '"Type":"failedmove"' in line]
+    assert not refusals, "\n".join(refusals[:10]) + "\n" + why
+    commands = [line.split("<- ", 1)[1] for line in server_log.splitlines() if "<- move " in line]
+    assert commands and all(len(c.split()) == 2 for c in commands)
+    assert not human.errors, human.errors
+
+    # each match archived once; the archive replays to the server's result
+    assert len(human.finished) == MATCHES
+    paths = sorted((tmp_path / "archive").glob("*.mat"))
+    assert len(paths) == MATCHES and len(set(bot.archived)) == MATCHES, why
+    by_key = {read_mat(p.read_text()).match_id: read_mat(p.read_text()) for p in paths}
+    records = [by_key[key] for key in bot.archived]  # in the order played
+    assert [r.length for r in records] == [LENGTHS[i % len(LENGTHS)] for i in range(MATCHES)]
+    for record, final in zip(records, human.finished, strict=True):
+        assert record.names == (BOT, "Guest_alice") and not record.partial, record.comment
+        state = record.final_state()  # replays every action through the engine's rules
+        assert state.match_over
+        assert state.winner == (
+            0 if final["Winner"] == 2 else 1
+        )  # the human's board: the bot is its player 2
+
+    # every play the bot made is the one its engine chose
+    chosen: Counter[tuple[str, tuple[int, ...], Position]] = Counter()
+    for fields in recorder.events("bgammon.play"):
+        start = Position.from_id(fields["position"])
+        target = parse_move(fields["move"], start, fields["dice"]).position
+        chosen[(fields["position"], tuple(sorted(fields["dice"])), target)] += 1
+    made: Counter[tuple[str, tuple[int, ...], Position]] = Counter()
+    for record in records:
+        for step in record.steps():
+            action = step.action
+            if action.kind == ActionKind.MOVE and action.player == 0 and action.move:
+                start = step.before.position
+                assert action.dice is not None
+                made[
+                    (
+                        start.position_id,
+                        tuple(sorted(action.dice)),
+                        apply_move(start, action.dice, action.move),
+                    )
+                ] += 1
+    assert made and made == chosen, why
+    assert bot.refused_moves == 0 and bot.plays_differing == 0, why
+    assert not recorder.events("bgammon.play_off_course"), why
