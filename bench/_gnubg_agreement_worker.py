@@ -21,8 +21,11 @@ resulting board, equity and the depth gnubg evaluated it at. Each ``extra`` boar
 order side not on roll then mover) that gnubg's filter left at 0-ply, and gnubg's own choice when it is the
 filter's lone survivor (gnubg does not search that one deeper), is evaluated at 2-ply the way gnubg
 scores a move (the opponent's cubeful 2-ply equity, turned round to the mover and normalised by the mover's
-cube): checked equal to the hint's own 2-ply equities to 1e-6. ``cube``: ``cfevaluate`` and ``evaluate`` at
-2-ply (or at the request's ``plies``). Standard library only: gnubg's Python cannot import the project.
+cube): checked equal to the hint's own 2-ply equities to 1e-6. A hint request may name another depth,
+``"plies": 3``, with that depth's move filters, ``"filter": [[accept, extra, threshold], ...]``
+(bench/grandmaster.py); its equities are then all at that depth, and ``cpu`` is the hint's CPU seconds.
+``cube``: ``cfevaluate`` and ``evaluate`` at 2-ply (or at the request's ``plies``). Standard library only:
+gnubg's Python cannot import the project.
 """
 
 import json
@@ -58,35 +61,43 @@ def after_move(board, steps):
     return (tuple(opp), tuple(me))
 
 
-def move_equity(after, ci):
-    """The mover's cubeful 2-ply equity of a resulting board, as gnubg's ScoreMove computes it."""
+def move_equity(after, ci, plies=2):
+    """The mover's cubeful equity of a resulting board at ``plies``, as gnubg's ScoreMove computes it."""
     opp_ci = dict(ci, move=1 - ci["move"])
-    optimal = gnubg.cfevaluate((after[1], after[0]), opp_ci, EC2)[0]
+    optimal = gnubg.cfevaluate((after[1], after[0]), opp_ci, dict(EC2, plies=plies))[0]
     if not ci["matchto"]:
         return -optimal
     return gnubg.mwc2eq(1.0 - gnubg.eq2mwc(optimal, opp_ci), ci)
 
 
 def answer_hint(req):
+    plies = int(req.get("plies", 2))
+    if plies != 2:  # another depth (bench/grandmaster.py: 3), with its move filters, for this request only
+        gnubg.command(f"set evaluation chequerplay evaluation plies {plies}")
+        for k, (accept, extra, threshold) in enumerate(req.get("filter", [])):
+            gnubg.command(f"set evaluation movefilter {plies} {k} {accept} {extra} {threshold:g}")
     gnubg.command("set gnubgid " + req["gnubgid"])
     board, ci = gnubg.board(), gnubg.cubeinfo()
-    t0 = time.time()
-    hint = gnubg.hint(9999)["hint"]
-    seconds = time.time() - t0
+    t0, c0 = time.time(), time.process_time()
+    try:
+        hint = gnubg.hint(9999)["hint"]
+    finally:
+        gnubg.command("set evaluation chequerplay evaluation plies 2")
+    seconds, cpu = time.time() - t0, time.process_time() - c0
     moves = []
     for entry in hint:
         after = encode(after_move(board, gnubg.parsemove(entry["move"])))
         moves.append([entry["move"], after, entry["equity"], entry["context"]["plies"]])
-    deep = {m[1]: m[2] for m in moves if m[3] == 2}
-    # gnubg's own choice is the first entry; a lone survivor of the filter is left at 0-ply, so it may need
-    # the explicit 2-ply evaluation as well.
+    deep = {m[1]: m[2] for m in moves if m[3] == plies}
+    # gnubg's own choice is the first entry; a lone survivor of the filter is left at a lower ply, so it may
+    # need the explicit evaluation at ``plies`` as well.
     extra = {}
     for text in [moves[0][1], *req.get("extra", [])]:
         if text not in deep and text not in extra:
-            extra[text] = move_equity(decode(text), ci)
-    # One 2-ply entry recomputed the explicit way: the two must agree (checked by the caller).
-    check = [moves[0][2], move_equity(decode(moves[0][1]), ci)] if moves[0][3] == 2 else None
-    return {"moves": moves, "extra": extra, "check": check, "seconds": seconds}
+            extra[text] = move_equity(decode(text), ci, plies)
+    # One full-depth entry recomputed the explicit way: the two must agree (checked by the caller).
+    check = [moves[0][2], move_equity(decode(moves[0][1]), ci, plies)] if moves[0][3] == plies else None
+    return {"moves": moves, "extra": extra, "check": check, "seconds": seconds, "cpu": cpu}
 
 
 def cubeless_equity(after, ci):

@@ -158,9 +158,10 @@ class Analyser:
         plies: int = 0,
         move_filter: str = "normal",
         perturb: Callable[[Sequence[Position], np.ndarray], np.ndarray] | None = None,
+        lone_stops: bool = False,
     ) -> list[RankedMove]:
         """Legal moves best first, ranked by cubeful equity for the cube state ``ci`` (the mover on roll), equal
-        ones by cubeless equity at the same score."""
+        ones by cubeless equity at the same score. ``lone_stops``: see ``Search.rank`` (the choice only)."""
         return self.search.rank(
             position,
             dice,
@@ -169,4 +170,5 @@ class Analyser:
             equity=self.cubeless_fn(ci),
             cube=ci,
             perturb=perturb,
+            lone_stops=lone_stops,
         )

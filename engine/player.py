@@ -92,6 +92,7 @@ class Player:
             self.level.plies,
             self.level.move_filter,
             perturb=self._chequer_noise,
+            lone_stops=True,  # the choice is all a player needs: gnubg's player stops at a lone survivor too
         )
         return ranked[0]
 

@@ -282,6 +282,9 @@ class Search:
         return self.evaluate_boards(positions_to_array(positions, np.uint8), plies, equity)
 
     def evaluate_boards(self, boards: np.ndarray, plies: int, equity: EquityFn = money_equity) -> np.ndarray:
+        uniq, back = unique_boards(boards)
+        if len(uniq) < len(boards):  # transpositions: each searched once (see unique_boards)
+            return self.evaluate_boards(uniq, plies, equity)[back]
         if plies <= 0 or not len(boards):
             return self._probs(boards)
         out = np.zeros((len(boards), 5))
@@ -313,6 +316,10 @@ class Search:
         action (n, len(states)): money equity per unit of that state's cube, or his MWC. ``top``: the caller
         lists the doubled state itself (a cube decision) so the player's own double is not folded in here.
         """
+        uniq, back = unique_boards(boards)
+        if len(uniq) < len(boards):  # transpositions: each searched once (see unique_boards)
+            probs, values = self.cubeful(uniq, states, plies, mover, top)
+            return probs[back], values[back]
         expanded = cf.expand(states, top)
         n = len(boards)
         probs = np.zeros((n, 5))
@@ -354,13 +361,16 @@ class Search:
         equity: EquityFn = money_equity,
         cube: CubeInfo | None = None,
         perturb: Perturb | None = None,
+        lone_stops: bool = False,
     ) -> list[RankedMove]:
         """Legal plays best first.
 
         With ``cube`` (the mover's cube state, he being on roll) moves are ranked by n-ply cubeful equity, ties
         by cubeless ``equity`` (as gnubg's move sort); without it by cubeless ``equity`` (a cubeless money
         game). ``perturb`` (noise) distorts the mover's probabilities of each candidate; deeper than 0-ply its
-        cubeless equity change moves the candidate's equity too.
+        cubeless equity change moves the candidate's equity too. ``lone_stops``: as gnubg's FindnSaveBestMoves,
+        a filter that leaves one move ends the search (that move is the choice, at the depth it was scored at):
+        for a player, who needs only the choice, not for a hint list or analysis, which show the equities.
         """
         plays = legal_plays(position, dice)
         after = [p.position.swap() for p in plays]  # the opponent is on roll after our move
@@ -407,8 +417,11 @@ class Search:
                     probs[alive], eq[alive] = score(alive, k)
                     depth[alive] = k
                 alive = alive[apply_filter(eq[alive], flt, equity(probs[alive]))]
-            probs[alive], eq[alive] = score(alive, plies)
-            depth[alive] = plies
+                if lone_stops and len(alive) == 1:
+                    break
+            else:
+                probs[alive], eq[alive] = score(alive, plies)
+                depth[alive] = plies
         # Deeper-searched moves rank above shallower ones, as in gnubg's hint list; equal equities by the
         # cubeless equity (gnubg's rScore2), then in gnubg's move-generation order (exactly equal moves, as
         # when every play loses a gammon for certain: none is better, and gnubg lists the first it generated).
@@ -423,6 +436,27 @@ class Search:
             generated = gnubg_order(position, dice, plays)
             order = sorted(range(len(plays)), key=lambda i: (*rank_of(i), generated[i]))
         return [RankedMove(plays[i], probs[i], float(eq[i]), int(depth[i]), float(second[i])) for i in order]
+
+
+def unique_boards(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct boards of (n, 2, 25) ``boards`` in order of first appearance, and for each board the index
+    of its copy: ``unique[back] == boards``.
+
+    A tree has many transpositions (41 and 32 both playing 13/8; the same two moves in either order): in a
+    3-ply search about 60% of the nodes two plies down repeat another, and every repeat would be searched again.
+    """
+    n = len(boards)
+    if n < 2:
+        return boards, np.arange(n)
+    rows = np.ascontiguousarray(boards).reshape(n, -1)
+    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(first) == n:
+        return boards, np.arange(n)
+    order = np.argsort(first)  # unique's sorted order -> order of first appearance
+    place = np.empty_like(order)
+    place[order] = np.arange(len(order))
+    return boards[first[order]], place[inverse.ravel()]
 
 
 def _probs_of(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:

@@ -283,3 +283,51 @@ def test_evaluate_boards_and_positions_agree() -> None:
     b = analyser.search.evaluate_boards(positions_to_array(positions, np.uint8), 1)
     assert np.array_equal(a, b)
     assert np.allclose(invert(invert(a)), a)
+
+
+def reference_value(
+    ev: PipEvaluator, pos: Position, state: C.CubeInfo, mover: C.CubeInfo, plies: int, memo: dict
+) -> float:
+    """``reference_node`` to any depth, one position at a time: the value of ``state`` for the player on roll
+    after his best cube action, his moves chosen for the cube state ``mover`` (each roll's move minimises the
+    opponent's 0-ply value after his cube action), the children's values averaged over the rolls."""
+    key = (pos.position_id, state, mover, plies)
+    if key in memo:
+        return memo[key]
+    if plies == 0 or pos.is_over():
+        memo[key] = reference_node(ev, pos, state, 0)
+        return memo[key]
+    reply = mover.swapped()
+    chosen = []
+    for dice, weight in ROLLS:
+        kids = [play.position.swap() for play in legal_plays(pos, dice)]
+        values = [reference_value(ev, k, reply, reply, 0, memo) for k in kids]
+        chosen.append((kids[int(np.argmin(values))], weight))  # the first of equals, as the search
+
+    def no_cube_action(s: C.CubeInfo) -> float:
+        total = 0.0
+        for kid, weight in chosen:
+            theirs = reference_value(ev, kid, s.swapped(), reply, plies - 1, memo)
+            total += weight / 36.0 * (-theirs if s.is_money else 1.0 - theirs)
+        return total
+
+    nd = no_cube_action(state)
+    if state.cube_available:
+        take = 2.0 * no_cube_action(state.doubled()) if state.is_money else no_cube_action(state.doubled())
+        cash = 1.0 if state.is_money else MET.mwc_after(*_away(state), state.cube)
+        if take >= nd and cash >= nd:
+            nd = min(take, cash)
+    memo[key] = nd
+    return nd
+
+
+@pytest.mark.parametrize(
+    "ci", [C.CubeInfo.money(), C.CubeInfo.money(2, 1, 0), C.CubeInfo(1, -1, 0, 5, (2, 3))]
+)
+def test_three_ply_cubeful_equals_the_plain_recursion(ci: C.CubeInfo) -> None:
+    # A short race (two chequers against two): small enough to recurse one position at a time, with
+    # transpositions (41 and 32 both moving one chequer 5) that the search evaluates once.
+    ev = PipEvaluator()
+    pos = Position.from_points({9: 1, 4: 1, 21: -1, 17: -1})
+    _, values = Search(ev).cubeful(positions_to_array([pos]), [ci], 3, ci)
+    assert values[0, 0] == pytest.approx(reference_value(ev, pos, ci, ci, 3, {}), abs=1e-12)

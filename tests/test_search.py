@@ -321,3 +321,47 @@ def test_a_three_ply_filter_judges_the_moves_scored_at_two_plies() -> None:
     assert all(by_move[str(r.play.move)].equity >= best2 - 0.08 - 1e-12 for r in top)
     kept = [r for r in two if r.plies == 2 and r.equity >= best2 - 0.08 - 1e-12]
     assert len(top) == min(4, len(kept))
+
+
+def test_three_ply_is_the_plain_recursion_over_rolls() -> None:
+    # Two chequers against two: each node's best reply found one position at a time, 21^3 roll sequences.
+    ev = PipEvaluator()
+    pos = race({9: 1, 4: 1, 21: -1, 17: -1})
+
+    def direct(p: Position, plies: int) -> np.ndarray:
+        if plies == 0 or p.is_over():
+            return ev.evaluate([p])[0]
+        total = np.zeros(5)
+        for dice, weight in ROLLS:
+            after = [q.position.swap() for q in legal_plays(p, dice)]
+            opp_view = ev.evaluate(after)
+            best = int(np.argmax(money_equity(invert(opp_view))))
+            total += weight / 36.0 * invert(direct(after[best], plies - 1)[None, :])[0]
+        return total
+
+    assert np.allclose(Search(ev).evaluate([pos], plies=3)[0], direct(pos, 3), atol=1e-12)
+
+
+def test_unique_boards_finds_each_board_once_in_order_of_appearance() -> None:
+    from engine.encoding import positions_to_array
+    from engine.search import unique_boards
+
+    a, b, c = (positions_to_array([p]) for p in _sample_positions(3, 5))
+    boards = np.concatenate([b, a, b, c, a, a])
+    uniq, back = unique_boards(boards)
+    assert np.array_equal(uniq, np.concatenate([b, a, c]))
+    assert np.array_equal(uniq[back], boards)
+    single, back1 = unique_boards(a)
+    assert single is a and list(back1) == [0]
+
+
+def test_a_player_stops_at_a_lone_survivor_of_the_filters() -> None:
+    # gnubg's player: when a filter leaves one move, that move is the choice and is searched no deeper; the
+    # hint list (lone_stops off) searches it to the full depth. Same choice either way.
+    ev = PipEvaluator()
+    pos = Position.from_points({13: 5, 8: 3, 7: 1, 6: 5, 1: -1, 24: 1, 12: -5, 17: -3, 19: -5, 18: -1})
+    lone = (MoveFilter(0, 0, 0.0), MoveFilter(-1))  # keeps the best 0-ply move only
+    full = Search(ev).rank(pos, (6, 1), plies=2, move_filter=lone)
+    short = Search(ev).rank(pos, (6, 1), plies=2, move_filter=lone, lone_stops=True)
+    assert full[0].plies == 2 and short[0].plies == 0
+    assert short[0].play.move == full[0].play.move
