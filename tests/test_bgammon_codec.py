@@ -425,6 +425,11 @@ async def test_a_double_of_a_dead_cube_is_left_out_and_noted() -> None:
     assert tracker.error is None and tracker.complete
     record = tracker.record()
     assert record is not None and "is left out" in record.comment
+    # the note names the doubler (the tracker's index 1 read as the .mat header's Player 1, the other player)
+    doublers = [name for name, line in server.log if line == "double"]
+    assert len(doublers) == 3 and doublers[2] == "Guest_b"  # the third double, to 8
+    assert "game 1: Guest_b's double to 8, taken, is left out" in record.comment
+    assert "Guest_b's double to 8" in write_mat(record)
     final = read_mat(write_mat(record)).final_state()
     server_score = tuple(done.score[done.names.index(n)] for n in ("BOT_a", "Guest_b"))
     assert final.winner == server_score.index(max(server_score)) and final.score != server_score

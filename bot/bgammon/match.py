@@ -154,7 +154,7 @@ class MatchTracker:
             else:
                 self._dead_takes += 1
                 self.notes.append(
-                    f"game {self.games_seen}: player {doubler}'s double to {b.double_value}, taken, is left out: "
+                    f"game {self.games_seen}: {self.names[doubler]}'s double to {b.double_value}, taken, is left out: "
                     "the cube was dead for the doubler, which bgammon allows and .mat cannot show"
                 )
             if builder.state.cube << self._dead_takes != b.double_value:
