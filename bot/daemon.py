@@ -129,7 +129,7 @@ class Daemon:
         self.archive: Archive | None = None
         self.server: Any | None = None
         self._web: Any | None = None
-        self.bots: list[FibsBot] = []
+        self.bots: list[Any] = []  # FibsBot and BgammonBot: status(), drain(grace)
         self.started = time.monotonic()
         self.draining = False
         self.aborted = False
@@ -288,18 +288,20 @@ class Daemon:
             self.log.info("web page", url=getattr(self._web, "url", f"port {self.config.server.web_port}"))
 
     def _start_other(self, s: Any) -> None:
-        """Bots of other protocols (bgammon) run beside the FIBS bots and stop with the same drain."""
+        """Bots of other protocols (bgammon) run beside the FIBS bots, in /healthz and in the same drain: the
+        first SIGTERM lets a running match end within the grace (stored before every action either way), then
+        the bot disconnects; its stop event is its own, set by its drain."""
         try:
-            from bot.bgammon import run_bgammon_bot
+            from bot.bgammon import make_bgammon_bot
         except ImportError as exc:  # pragma: no cover - part of the project
             self.log.error("no bot for protocol", protocol=s.protocol, server=s.name, error=str(exc))
             return
         assert self.analyser is not None and self.archive is not None
-        task = asyncio.create_task(
-            run_bgammon_bot(s, self.config, self.analyser, self.archive, self._stop_others),
-            name=f"bgammon {s.name}",
+        bot = make_bgammon_bot(
+            s, self.config, self.analyser, self.archive, executor=self._executor, store=self.store
         )
-        self._bot_tasks.append(task)
+        self.bots.append(bot)
+        self._bot_tasks.append(asyncio.create_task(bot.run(asyncio.Event()), name=f"bgammon {s.name}"))
 
     async def _watch_bots(self) -> None:
         """When every bot has stopped by itself (bad credentials everywhere ...), the daemon ends too."""

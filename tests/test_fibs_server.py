@@ -19,7 +19,7 @@ from bot.commands.mat import check_file
 from bot.server.scripted import RandomPlayer, ScriptedClient, ScriptError
 from bot.server.server import FibsServer
 from bot.server.store import Store, hash_password, verify_password
-from bot.server.table import Table, TableRefusal, record_from_json, record_to_json
+from bot.server.table import BoardAt, Table, TableRefusal, record_from_json, record_to_json
 from engine.dice import ManualDice, MersenneDice
 from engine.formats.mat import read_mat, write_mat
 from engine.formats.oldmoves import read_oldmoves
@@ -854,7 +854,7 @@ def test_table_opening_colours_and_boards() -> None:
         "It's your turn to move.",
     ]
     watchers = [text for who, text in out if who == 2]
-    assert "ann rolled 3, bob rolled 1" in watchers and watchers[-1] is None  # a board for them follows
+    assert "ann rolled 3, bob rolled 1" in watchers and isinstance(watchers[-1], BoardAt)  # a board follows
     for seat in (0, 1):
         board = fs_board(t.board(seat))
         assert board.colour == t.colour(seat) and board.direction == -t.colour(seat)
@@ -996,3 +996,53 @@ async def test_server_refuses_bad_bot_account_names(harness: Harness) -> None:
     )
     with pytest.raises(ScriptError):
         await person.expect(ev.Welcome, timeout=0.05)
+
+
+def test_every_command_has_its_help() -> None:
+    # issue 28 item 17: 'help <command>' answered "No help" for every command
+    for word, shortest in fs.COMMANDS:
+        lines = fs.help_lines(word)
+        assert lines and not lines[0].startswith("** No help"), word
+        assert fs.help_lines(word[: max(shortest, 2)]) == lines or len(word) < 2  # abbreviations too
+        assert all(len(line) <= 110 for line in lines), word
+    assert fs.help_lines("nonsense")[0].startswith("** No help on 'nonsense'")
+
+
+async def test_telnet_help_rawwho_and_a_watchers_pip_and_boards(harness: Harness) -> None:
+    # issue 28 item 17: 'help <command>', 'rawwho' in telnet mode (it printed the 'who' table), 'pip' while
+    # watching (it was refused), and a watcher's board showed a roll before the line that announced it
+    await harness.server.ensure_account("ann", "secret1")
+    person = await harness.client("ann", login=False)
+    await person.expect(ev.LoginPrompt)
+    person.send("ann")
+    await person.expect(ev.PasswordPrompt)
+    person.send("secret1")
+    await person.expect(ev.Prompt)
+    person.send("help wat")
+    await person.expect(lambda e: e.raw.startswith("watch <user>: "))
+    person.send("rawwho")
+    await person.expect(ev.WhoEnd)
+    assert {e.name for e in person.seen(ev.WhoInfo)} == {"ann"}  # type: ignore[attr-defined]
+    bob, cat, dan = [await harness.client(n) for n in ("bob", "cat", "dan")]
+    await start_match(bob, cat, 3)
+    dan.send("watch bob")
+    await dan.expect_raw(render(Msg.NOW_WATCHING, name="bob"))
+    dan.send("pip")
+    pips = await dan.expect(lambda e: e.raw.startswith(("Pipcounts:", "**")))
+    assert pips.raw.startswith("Pipcounts: bob ") and " - cat " in pips.raw
+    players = [RandomPlayer(c, random.Random(i), double=0.1) for i, c in enumerate((bob, cat))]
+    await asyncio.gather(*(p.play(timeout=DEADLINE) for p in players))
+    await dan.expect(ev.MatchWon)
+    last: ev.FibsEvent | None = None  # the last roll or move line the watcher read
+    checked = 0
+    for event in dan.events:
+        if isinstance(event, ev.Rolls | ev.OpeningRoll | ev.Moves):
+            last = event
+        elif isinstance(event, ev.Board) and last is not None and event.board.dice is not None:
+            checked += 1
+            if isinstance(last, ev.OpeningRoll):
+                announced = sorted((last.first_die, last.second_die))  # type: ignore[attr-defined]
+            else:
+                announced = sorted(last.dice) if isinstance(last, ev.Rolls) else None
+            assert announced == sorted(event.board.dice), f"board before its roll: {event.raw}"
+    assert checked > 5

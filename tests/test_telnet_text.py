@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 from bot.server.scripted import RandomPlayer
-from bot.server.table import Table
+from bot.server.table import BoardAt, Table
 from engine.dice import ManualDice
 from engine.moves import legal_plays
 from engine.notation import format_fibs
@@ -98,21 +98,25 @@ def test_each_turn_draws_the_board_once() -> None:
     )
     t.start_game()
     opening = t.take()
-    assert [text for who, text in opening if who == 0].count(None) == 1
+    assert sum(isinstance(text, BoardAt) for who, text in opening if who == 0) == 1
     first = t.state.on_roll
     play = legal_plays(t.state.position, t.state.dice)[0]
     t.move(first, format_fibs(play.move, t.direction(first)))
     out = t.take()
     other = [text for who, text in out if who == 1 - first]
     # The opponent's move, then the roll made for them at once, then one board (with the dice).
-    assert other.count(None) == 1, other
+    assert sum(isinstance(text, BoardAt) for text in other) == 1, other
     roll = other.index(render(Msg.YOU_ROLL, d1=6, d2=2))
-    assert other[roll + 1] is None, other
-    assert any(text is not None and text.startswith(f"{t.names[first]} moves") for text in other)
+    assert isinstance(other[roll + 1], BoardAt), other
+    assert any(isinstance(text, str) and text.startswith(f"{t.names[first]} moves") for text in other)
     mover = [text for who, text in out if who == first]
-    assert mover.count(None) == 1  # the board after the move
+    assert sum(isinstance(text, BoardAt) for text in mover) == 1  # the board after the move
     watchers = [text for who, text in out if who >= 2]
-    assert watchers.count(None) == 2  # one for each seat's watchers
+    assert sum(isinstance(text, BoardAt) for text in watchers) == 2  # one for each seat's watchers
+    rolls = render(Msg.ROLLS, name=t.names[1 - first], d1=6, d2=2)
+    for target in (2, 3):  # the watchers' board shows the roll after the line that announces it
+        lines = [text for who, text in out if who == target]
+        assert lines.index(rolls) < next(i for i, x in enumerate(lines) if isinstance(x, BoardAt))
 
 
 async def test_a_person_sees_one_board_per_turn_through_a_match(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@
 write (archiving.py)."""
 
 from bot.bgammon.archiving import archive_match
-from bot.bgammon.bot import BgammonBot, run_bgammon_bot
+from bot.bgammon.bot import BgammonBot, make_bgammon_bot, run_bgammon_bot
 from bot.bgammon.decisions import bgammon_take
 from bot.bgammon.match import MatchTracker
 from bot.bgammon.session import (
@@ -24,6 +24,7 @@ __all__ = [
     "archive_match",
     "backoff_delay",
     "bgammon_take",
+    "make_bgammon_bot",
     "parse_address",
     "run_bgammon_bot",
 ]

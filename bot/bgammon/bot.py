@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 import time
 from collections.abc import Callable
@@ -34,12 +35,13 @@ from typing import Any
 
 from bot import logs
 from bot.archive import Archive
-from bot.bgammon import decisions
+from bot.bgammon import decisions, persist
 from bot.bgammon.archiving import archive_match
 from bot.bgammon.link import Closed, Link, open_link
 from bot.bgammon.match import MatchTracker
 from bot.bgammon.session import BgammonOptions, backoff_delay, parse_address
 from bot.config import Config, ConfigError, ServerConfig
+from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 from engine.errors import EngineError
 from engine.levels import Level, parse_level
@@ -50,7 +52,7 @@ from protocols.bgammon import codec
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BgammonBoardError, BoardState, win_level
 
-__all__ = ["BgammonBot", "run_bgammon_bot"]
+__all__ = ["BgammonBot", "make_bgammon_bot", "run_bgammon_bot"]
 
 
 class _Placeholders(dict[str, object]):
@@ -87,6 +89,8 @@ class _Match:
     over: bool = False
     archived: bool = False
     greeted: bool = False
+    key: str = ""  # the row in the state store ("" until the opponent is known)
+    board: BoardState | None = None  # the last board seen
 
 
 class BgammonBot:
@@ -103,8 +107,10 @@ class BgammonBot:
         rng: random.Random | None = None,
         password: Callable[[], str] | None = None,
         executor: Executor | None = None,
+        store: StateStore | None = None,
     ) -> None:
         self.server = server
+        self.store = store  # the match is kept there before each action (None: only in memory)
         self.address = parse_address(server.address)
         self.analyser = analyser
         self.archive = archive
@@ -137,24 +143,127 @@ class BgammonBot:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Future[None]] = set()
         self._stop: asyncio.Event | None = None
+        # for the daemon's health and drain
+        self.connected = False
+        self.logged_in = False
+        self.error: str | None = None  # why the last login or connection failed, in the server's words
+        self.draining = False
+        self._persisted = ""  # the last row written, to skip unchanged ones
 
     def __repr__(self) -> str:
         return f"<BgammonBot {self.server.name} {self.address} user={self.user}>"
+
+    # -- status, drain and the state store ---------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """For the daemon's /healthz and heartbeat, in the FIBS bots' form."""
+        m = self._match
+        return {
+            "server": self.server.name,
+            "protocol": "bgammon",
+            "user": self.user,
+            "connected": self.connected,
+            "logged_in": self.logged_in,
+            "error": self.error,
+            "match": None
+            if m is None or m.over or not m.opponent
+            else {"key": m.key, "opponent": m.opponent, "game": m.game_id},
+            "draining": self.draining,
+            "matches_finished": len(self.archived),
+        }
+
+    def drain(self, grace: float) -> None:
+        """The daemon's first SIGTERM: create no match and offer no rematch; a running match has ``grace``
+        seconds to end (it is stored before every action either way), then the bot disconnects. ``disconnect``
+        leaves the server's seat open (unlike ``leave``): the bot is seated back when it logs in again."""
+        if self.draining:
+            return
+        self.draining = True
+        m = self._match
+        running = m is not None and not m.over and bool(m.opponent) and self._link is not None
+        self.log.info("bgammon.draining", grace=grace, game=m.game_id if running and m else None)
+        self._cancel("create")
+        self._cancel("rematch")
+        if running:
+            self._later("drain", grace, self._drained)
+        else:
+            self._drained()
+
+    def _drained(self) -> None:
+        m = self._match
+        if m is not None and not m.over and m.opponent:
+            self.log.info("bgammon.match_saved", game=m.game_id, key=m.key)
+        if self._stop is not None:
+            self._stop.set()
+
+    def _persist(self, match: _Match, b: BoardState, status: MatchStatus = MatchStatus.ACTIVE) -> None:
+        """Store ``match`` as of board ``b`` (before the bot acts on it); unchanged rows are not written again."""
+        if self.store is None or match.tracker is None:
+            return
+        if not match.key:
+            match.key = persist.new_key(self.server.name, match.game_id)
+        row = persist.stored_match(
+            match.key, self.server.name, self.user, match.game_id, match.opponent, match.tracker, b, status
+        )
+        text = repr((row.status, row.snapshot))
+        if text == self._persisted:
+            return
+        old = self.store.get(match.key)
+        if old is not None:
+            row = dataclasses.replace(row, started=old.started)
+        self.store.put(row)
+        self._persisted = text
+
+    def _restore(self) -> None:
+        """At start: archive what a crash left finished; take back the newest unfinished match (the server
+        seats the bot in it again at login); older ones cannot be played on."""
+        if self.store is None:
+            return
+        recovered = persist.recover_unarchived(self.store, self.archive, self.log, self.server.name)
+        if recovered:
+            self.log.info("bgammon.recovered", archived=recovered)
+        rows = [r for r in self.store.active(self.server.name, self.user) if persist.is_bgammon(r)]
+        for stored in rows[:-1] if self._match is None else rows:
+            self.log.error(
+                "bgammon.match_abandoned", key=stored.key, reason="a newer match was stored after it"
+            )
+            self.store.set_status(stored.key, MatchStatus.ABANDONED)
+        if self._match is not None or not rows:
+            return
+        stored = rows[-1]
+        try:
+            game_id, opponent, tracker = persist.restore(stored)
+        except EngineError as exc:
+            self.log.error("bgammon.restore_failed", key=stored.key, error=str(exc))
+            self.store.set_status(stored.key, MatchStatus.ABANDONED)
+            return
+        self._match = _Match(
+            game_id,
+            tracker,
+            opponent,
+            Player(self.analyser, self._level(opponent), self._rng),
+            greeted=True,
+            key=stored.key,
+        )
+        self.log.info("bgammon.match_restored", game=game_id, key=stored.key, opponent=opponent)
 
     # -- connection loop ---------------------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
         attempt = 0
         self._stop = stop
+        self._restore()
         while not stop.is_set():
             welcomed = False
             self.attempts += 1
             try:
                 link = await open_link(self.address, self.options.connect_timeout)
             except Exception as exc:  # refused, unreachable, TLS or WebSocket handshake failures alike
+                self.error = f"cannot connect: {type(exc).__name__}: {exc}"
                 self.log.warning("bgammon.connect_failed", error=f"{type(exc).__name__}: {exc}")
             else:
                 self.connections += 1
+                self.connected = True
                 self.log.info("bgammon.connected", connection=self.connections)
                 try:
                     await self._session(link, stop)
@@ -167,6 +276,7 @@ class BgammonBot:
                     self.log.exception("bgammon.session_error")
                 finally:
                     welcomed = bool(self._name)
+                    self.connected = self.logged_in = False
                     self._end_session()
                     await link.close()
             if stop.is_set():
@@ -273,8 +383,10 @@ class BgammonBot:
                 await self._send(codec.pong(event.message))
             case ev.Welcome():
                 self._name = event.player_name
+                self.logged_in, self.error = True, None
                 self.log.info("bgammon.welcome", name=self._name, clients=event.clients, games=event.games)
-                self._later("create", self.options.create_delay, self._create)
+                if not self.draining:
+                    self._later("create", self.options.create_delay, self._create)
             case ev.Joined():
                 await self._on_joined(event)
             case ev.Left():
@@ -287,6 +399,12 @@ class BgammonBot:
                 await self._on_failure(event)
             case ev.Say():
                 self.log.info("bgammon.say", player=event.player, message=event.message[:200])
+            case ev.Notice() if event.message.startswith("Connection terminated"):
+                # the server's last words before it closes the connection: a refused login (no such account,
+                # a wrong password, the name in use, a ban) or a kick
+                self.error = event.message[:300]
+                what = "bgammon.terminated" if self._name else "bgammon.login_refused"
+                self.log.error(what, user=self.user, reason=event.message[:300])
             case ev.Notice():
                 self.log.info("bgammon.notice", message=event.message[:300])
             case ev.Malformed():
@@ -295,7 +413,7 @@ class BgammonBot:
                 self.log.debug("bgammon.event", kind=type(event).__name__)
 
     async def _create(self) -> None:
-        if self._link is None:
+        if self._link is None or self.draining:
             return
         if self._match is not None:
             if self._rejoined:
@@ -304,6 +422,9 @@ class BgammonBot:
             # slow link its ``joined`` may come after create_delay, and then the match and its record go on)
             self.log.warning("bgammon.match_lost", game=self._match.game_id)
             self._lost, self._match = self._match, None
+            if self.store is not None and self._lost.key:
+                self.store.set_status(self._lost.key, MatchStatus.ABANDONED)  # active again if taken back
+                self._persisted = ""
         length = self.options.lengths[self.matches_created % len(self.options.lengths)]
         self.matches_created += 1
         self.log.info("bgammon.create", length=length)
@@ -384,6 +505,8 @@ class BgammonBot:
         match = self._match
         if match is not None and match.tracker is not None:
             match.tracker.on_event(event)
+            if match.board is not None and not match.over:
+                self._persist(match, match.board)  # a restart must not see the next game begin unended
         self.log.info("bgammon.game_won", winner=event.player, points=event.points, resigned=event.resigned)
 
     async def _on_board(self, b: BoardState) -> None:
@@ -399,6 +522,9 @@ class BgammonBot:
         self._board = b
         if match.tracker is not None:
             match.tracker.on_event(ev.Board(state=b))
+            match.board = b
+            if not b.winner and not match.over:
+                self._persist(match, b)  # before acting on it: a restart goes on from here
         if match.opponent and not match.greeted and b.player2.name:
             match.greeted = True
             await self._say(self.options.greeting, match, b.points)
@@ -427,6 +553,10 @@ class BgammonBot:
         self.log.info("bgammon.match_over", opponent=match.opponent, won=won, score=b.score, length=b.points)
         self._archive(match, b)
         await self._say(self.options.farewell, match, b.points)
+        if self.draining:  # no rematch: the drain is over with this match
+            self._cancel("drain")
+            self._drained()
+            return
         await self._send(codec.rematch())
         self._later("rematch", self.options.rematch_wait, self._leave_after_match)
 
@@ -435,12 +565,16 @@ class BgammonBot:
             await self._send(codec.leave())
 
     def _archive(self, match: _Match, b: BoardState) -> None:
+        # stored as finished first: a crash before the file is written leaves a row the next start archives
+        self._persist(match, b, MatchStatus.FINISHED)
         key = archive_match(
             self.archive, self.server.name, match.game_id, match.opponent, match.tracker, b, self.log
         )
         if key is not None:
             match.archived = True
             self.archived.append(key)
+            if self.store is not None and match.key:
+                self.store.set_status(match.key, MatchStatus.ARCHIVED, key)
 
     # -- decisions ------------------------------------------------------------------------------------------
 
@@ -543,6 +677,36 @@ class BgammonBot:
         return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
 
 
+def make_bgammon_bot(
+    server_config: ServerConfig,
+    config: Config,
+    analyser: Analyser,
+    archive: Archive,
+    *,
+    options: BgammonOptions | None = None,
+    executor: Executor | None = None,
+    store: StateStore | None = None,
+) -> BgammonBot:
+    """The bot of one ``[servers.<name>]`` entry with ``protocol = "bgammon"``, as the daemon runs it (its
+    ``status()`` in /healthz, ``drain(grace)`` on the first SIGTERM). A bad address raises BgammonAddressError
+    (a ConfigError) at once. ``executor`` runs the engine's decisions: pass the one the FIBS bots use to share
+    (and serialise) it; ``store`` keeps the match across restarts."""
+    engine = config.engine
+
+    def level_for(opponent: str) -> Level:
+        return parse_level(engine.opponent_levels.get(opponent) or engine.level)
+
+    return BgammonBot(
+        server_config,
+        analyser,
+        archive,
+        options or BgammonOptions.from_config(config),
+        level=level_for,
+        executor=executor,
+        store=store,
+    )
+
+
 async def run_bgammon_bot(
     server_config: ServerConfig,
     config: Config,
@@ -552,22 +716,11 @@ async def run_bgammon_bot(
     *,
     options: BgammonOptions | None = None,
     executor: Executor | None = None,
+    store: StateStore | None = None,
 ) -> None:
-    """The daemon's entry point for one ``[servers.<name>]`` entry with ``protocol = "bgammon"``: plays on that
-    server until ``stop_event`` is set, then disconnects (the server seats the bot in its match again when it
-    logs in within the server's grace). A bad address raises BgammonAddressError (a ConfigError) at once.
-    ``executor`` runs the engine's decisions: pass the one the FIBS bots use to share (and serialise) it."""
-    engine = config.engine
-
-    def level_for(opponent: str) -> Level:
-        return parse_level(engine.opponent_levels.get(opponent) or engine.level)
-
-    bot = BgammonBot(
-        server_config,
-        analyser,
-        archive,
-        options or BgammonOptions.from_config(config),
-        level=level_for,
-        executor=executor,
+    """Plays on that server until ``stop_event`` is set, then disconnects (the server seats the bot in its match
+    again when it logs in within the server's grace); see ``make_bgammon_bot``."""
+    bot = make_bgammon_bot(
+        server_config, config, analyser, archive, options=options, executor=executor, store=store
     )
     await bot.run(stop_event)

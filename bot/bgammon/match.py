@@ -23,17 +23,56 @@ Players: 0 is the receiving client (bgammon's player 1 in its own view), 1 the o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from engine.errors import EngineError
 from engine.ids import GameState
 from engine.match import MatchState
 from engine.moves import Move, legal_plays
 from engine.position import BAR, CHEQUERS, Position
-from engine.record import MatchRecord, RecordBuilder, starting_state
+from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, starting_state
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BgammonBoardError, BoardState, bgammon_rules, win_level
 
-__all__ = ["MatchTracker"]
+__all__ = ["SNAPSHOT_VERSION", "MatchTracker"]
+
+SNAPSHOT_VERSION = 1
+
+
+class _JournalBuilder(RecordBuilder):
+    """A RecordBuilder that keeps each call that changed it, so that a snapshot can replay them (after a
+    restart the record goes on from where it stopped)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ops: list[Any] = []
+
+    def start_game(self, opening_roll: tuple[int, int]) -> MatchState:
+        state = super().start_game(opening_roll)
+        self.ops.append(["start", list(opening_roll)])
+        return state
+
+    def add(self, action: Action) -> MatchState:
+        state = super().add(action)  # an illegal action raises before anything is kept
+        self.ops.append(_action_json(action))
+        return state
+
+
+def _action_json(a: Action) -> list[Any]:
+    move = None if a.move is None else [list(step) for step in a.move.steps]
+    return [a.kind.value, a.player, None if a.dice is None else list(a.dice), move, a.level, a.cube]
+
+
+def _action_from_json(op: list[Any]) -> Action:
+    kind, player, dice, move, level, cube = op
+    return Action(
+        int(player),
+        ActionKind(kind),
+        dice=None if dice is None else (int(dice[0]), int(dice[1])),
+        move=None if move is None else Move(tuple((int(s), int(d)) for s, d in move)),
+        level=int(level),
+        cube=int(cube),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +115,7 @@ class MatchTracker:
         self.error: str | None = None
         self.games_seen = 0
         self.notes: list[str] = []  # what the record could not show as it happened
+        self._base: tuple[int, int] | None = None  # the score where the record begins
 
     def __repr__(self) -> str:
         state = "stopped" if self.error else ("complete" if self.complete else "recording")
@@ -98,6 +138,61 @@ class MatchTracker:
             return None
         record = self._builder.record()
         return record.replace(comment="\n".join(self.notes)) if self.notes else record
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-able dict that ``restore`` reads back into a tracker that goes on where this one is: the
+        record so far (as the calls that built it), the turn under way, a double not yet answered."""
+        turn = self._turn
+        builder = self._builder
+        return {
+            "v": SNAPSHOT_VERSION,
+            "names": list(self.names),
+            "length": self.length,
+            "info": self._info,
+            "base": None if self._base is None else list(self._base),
+            "ops": [] if not isinstance(builder, _JournalBuilder) else builder.ops,
+            "turn": None
+            if turn is None
+            else [turn.player, turn.start.position_id, turn.dice[0], turn.dice[1]],
+            "doubler": self._doubler,
+            "dead_takes": self._dead_takes,
+            "error": self.error,
+            "games_seen": self.games_seen,
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def restore(cls, data: dict[str, Any]) -> MatchTracker:
+        """The tracker a ``snapshot`` describes; BgammonBoardError if it cannot be read or replayed."""
+        try:
+            if data.get("v") != SNAPSHOT_VERSION:
+                raise BgammonBoardError(f"snapshot version {data.get('v')!r} is not {SNAPSHOT_VERSION}")
+            names = (str(data["names"][0]), str(data["names"][1]))
+            tracker = cls(names, int(data["length"]), **dict(data["info"]))
+            if data["base"] is not None:
+                base = (int(data["base"][0]), int(data["base"][1]))
+                state = starting_state(tracker.length, bgammon_rules(), names, base)
+                builder = _JournalBuilder.from_state(state, **tracker._info)
+                for op in data["ops"]:
+                    if op[0] == "start":
+                        builder.start_game((int(op[1][0]), int(op[1][1])))
+                    else:
+                        builder.add(_action_from_json(op))
+                tracker._builder, tracker._base = builder, base
+            if data["turn"] is not None:
+                player, position_id, d1, d2 = data["turn"]
+                tracker._turn = _Turn(int(player), Position.from_id(str(position_id)), (int(d1), int(d2)))
+            doubler = data["doubler"]
+            tracker._doubler = None if doubler is None else int(doubler)
+            tracker._dead_takes = int(data["dead_takes"])
+            tracker.error = None if data["error"] is None else str(data["error"])
+            tracker.games_seen = int(data["games_seen"])
+            tracker.notes = [str(n) for n in data["notes"]]
+        except BgammonBoardError:
+            raise
+        except (EngineError, KeyError, IndexError, TypeError, ValueError) as exc:
+            raise BgammonBoardError(f"unreadable match snapshot: {exc!r}") from None
+        return tracker
 
     # -- events ----------------------------------------------------------------------------------------------
 
@@ -124,7 +219,8 @@ class MatchTracker:
         if builder is None:
             if b.turn == 0 and not b.winner:
                 state = starting_state(self.length, bgammon_rules(), self.names, b.score)
-                self._builder = RecordBuilder.from_state(state, **self._info)
+                self._builder = _JournalBuilder.from_state(state, **self._info)
+                self._base = b.score
                 if b.score != (0, 0):
                     self.notes.append(f"the record begins at {b.score[0]}-{b.score[1]}, where it was joined")
             self._last = b
@@ -144,6 +240,8 @@ class MatchTracker:
         acting = self._player(b.turn)
         if self._turn is not None and self._turn.player != acting:
             self._finish_turn(builder, b.position(_bg(self._turn.player)))
+        if not b.double_offered and self._doubler is None and self._missed_take(builder, b, acting):
+            self._doubler = acting  # offered and taken while nothing was read (a restart): recorded below
         if b.double_offered and self._doubler is None:
             self._doubler = acting
         elif not b.double_offered and self._doubler is not None:
@@ -161,11 +259,30 @@ class MatchTracker:
                 self._stop(f"the cube is {b.double_value} on the server, {builder.state.cube} in the record")
                 return
         if self._turn is None and b.rolled and not b.double_offered:
+            start = b.position(b.turn)
             if b.moves:
-                self._stop("missed the start of a turn (steps already played)")
-                return
-            self._turn = _Turn(acting, b.position(b.turn), (b.roll1, b.roll2))
+                # the board where these dice appeared was missed (lost with a connection, or a process killed
+                # before reading it): the turn began where the record stands; the play found at its end
+                # (``_find_move``) checks that
+                state = builder.state
+                if state.on_roll != acting or state.turn != acting or state.dice[0]:
+                    self._stop("missed the start of a turn (steps already played)")
+                    return
+                start = state.position
+            self._turn = _Turn(acting, start, (b.roll1, b.roll2))
         self._last = b
+
+    def _missed_take(self, builder: RecordBuilder, b: BoardState, acting: int) -> bool:
+        """The cube is twice the record's, the doubler (on roll in the record, dice not yet rolled) to act: the
+        boards of the offer and the take were missed (events lost with a connection or a killed process)."""
+        state = builder.state
+        return (
+            b.double_value == (state.cube << self._dead_takes) * 2
+            and self._turn is None
+            and state.turn == acting
+            and state.on_roll == acting
+            and not state.dice[0]
+        )
 
     def _dead_for(self, doubler: int) -> bool:
         """bgammon lets a player double when the cube is dead for him (the present cube already wins him the

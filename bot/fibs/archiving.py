@@ -37,6 +37,8 @@ def recover_unarchived(store: StateStore, archive: Archive, log: Any = None) -> 
     """Archive the matches that ended before a crash let them reach the archive; returns how many."""
     count = 0
     for stored in store.finished_unarchived():
+        if stored.snapshot.get("protocol") == "bgammon":
+            continue  # the bgammon bot's own (bot/bgammon/persist.py), recovered when it starts
         try:
             name = archive_stored(archive, stored, log)
         except (TrackerError, EngineError, OSError) as exc:  # kept FINISHED: tried again at the next start

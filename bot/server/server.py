@@ -46,6 +46,7 @@ from bot.server.store import (
     verify_password,
 )
 from bot.server.table import (
+    BoardAt,
     SavedMatchError,
     Table,
     TableRefusal,
@@ -854,7 +855,7 @@ class FibsServer:
         sessions = self._sorted_online(session)
         if command.name is not None:
             sessions = [s for s in sessions if s.name == command.name]
-        if session.clip:
+        if session.clip or command.raw:  # rawwho is the CLIP block in either mode
             session.send(*(self._who_line(s) for s in sessions))
             if command.raw:
                 session.send(render(Msg.CLIP_WHO_END))
@@ -1115,15 +1116,25 @@ class FibsServer:
             return
         session.send(render(Msg.NOT_WATCHING_OR_PLAYING))
 
-    def _board_lines(self, viewer: Session, table: Table, seat: int, watcher: bool = False) -> list[str]:
+    def _board_lines(
+        self, viewer: Session, table: Table, seat: int, watcher: bool = False, at: BoardAt | None = None
+    ) -> list[str]:
         """The board as ``viewer`` asked for it: the CLIP line (boardstyle 3) or drawn (1 and 2)."""
         if viewer.settings["boardstyle"] == "3":
-            return [table.board(seat, watcher=watcher)]
-        return fs.ascii_board(table.board_value(seat, watcher=watcher))
+            return [table.board(seat, watcher=watcher, at=at)]
+        return fs.ascii_board(table.board_value(seat, watcher=watcher, at=at))
 
     def _cmd_pip(self, session: Session, command: fs.Command) -> None:
         table = session.table
         if table is None:
+            watched = self.online.get(session.watching or "")
+            if watched is not None and watched.table is not None:  # a watcher sees the board anyway
+                mine, theirs = watched.table.pips(watched.seat)
+                name = watched.name or ""
+                opponent = watched.opponent or ""
+                text = render(Msg.PIP_COUNT_WATCHED, name=name, mine=mine, opponent=opponent, theirs=theirs)
+                session.send(text)
+                return
             session.send(render(Msg.NOT_PLAYING))
             return
         opponent = self.online.get(session.opponent or "")
@@ -1409,20 +1420,21 @@ class FibsServer:
             if target < 2:
                 s = players[target]
                 if s is not None:
-                    s.send(*([text] if text is not None else self._board_lines(s, table, target)))
+                    lines = [text] if isinstance(text, str) else self._board_lines(s, table, target, at=text)
+                    s.send(*lines)
                 continue
             seat = target - 2
             watched = table.names[seat]
             board: str | None = None
             for s in self.online.values():
                 if s.watching == watched and s.table is None:
-                    if text is not None:
+                    if isinstance(text, str):
                         s.send(text)
                     elif s.settings["boardstyle"] == "3":
-                        board = board or table.board(seat, watcher=True)  # one rendering for all watchers
+                        board = board or table.board(seat, watcher=True, at=text)  # one rendering for all
                         s.send(board)
                     else:
-                        s.send(*self._board_lines(s, table, seat, watcher=True))
+                        s.send(*self._board_lines(s, table, seat, watcher=True, at=text))
         self._tell_listeners(table)
 
     def _seat_session(self, table: Table, seat: int) -> Session | None:

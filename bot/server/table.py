@@ -4,8 +4,8 @@ and nothing about sockets.
 
 Each action method either raises ``TableRefusal`` (with the FIBS line for the player who tried) and changes
 nothing, or changes the match and queues what everyone must see in ``out``: ``(target, text)`` pairs where
-target 0/1 is a seat and 2/3 the watchers of seat 0/1, and ``text`` None stands for a board drawn for that
-target. The server turns them into bytes. Player preferences (the ``double``, ``autoboard``, ``moreboards``,
+target 0/1 is a seat and 2/3 the watchers of seat 0/1, and ``text`` a ``BoardAt`` stands for a board drawn for
+that target as the table stood when it was queued. The server turns them into bytes. Player preferences (the ``double``, ``autoboard``, ``moreboards``,
 ``automove`` toggles) come from the ``prefs`` callback, so a toggle changed mid-match counts at once.
 
 FIBS presentation (../shared/reference/fibs-protocol.md 1.3-1.4): O moves 24->1 (colour 1, direction -1),
@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from engine import notation
@@ -32,8 +33,19 @@ from protocols.fibs.board import FibsBoard, Side
 from protocols.fibs.server import Msg, render
 
 Prefs = Callable[[int, str], bool]
-Out = tuple[int, str | None]
 WATCHERS = 2  # target 2 + seat: the watchers of that seat
+
+
+@dataclass(frozen=True, slots=True)
+class BoardAt:
+    """A queued board: the match state and player 0's colour when it was queued. Drawn from the table as it
+    is at delivery, a board after a move showed the roll that followed before the line that announced it."""
+
+    state: MatchState
+    colour0: int
+
+
+Out = tuple[int, str | BoardAt]
 
 
 class TableRefusal(ValueError):
@@ -126,6 +138,10 @@ class Table:
         colour0 = self.colours[-1] if self.colours else 1
         return colour0 if seat == 0 else -colour0
 
+    def board_at(self) -> BoardAt:
+        """The table now, for a board drawn later."""
+        return BoardAt(self.state, self.colour(0))
+
     def direction(self, seat: int) -> int:
         return -self.colour(seat)
 
@@ -134,22 +150,26 @@ class Table:
         return (s[seat], s[1 - seat])
 
     def take(self) -> list[Out]:
-        """The queued output, emptied. A board (``None``) is drawn when it is delivered, from the table as it is
-        then, so two boards for one target in one batch would print the same drawing twice (the board after
-        the opponent's move and the one after the roll that follows it at once): only the last is kept."""
+        """The queued output, emptied. Of two boards for one target in one batch (the board after the
+        opponent's move and the one after the roll that follows it at once) only the last is kept: one
+        drawing per turn for a person at a terminal."""
         out, self.out = self.out, []
-        last = {target: i for i, (target, text) in enumerate(out) if text is None}
+        last = {target: i for i, (target, text) in enumerate(out) if isinstance(text, BoardAt)}
         return [
-            (target, text) for i, (target, text) in enumerate(out) if text is not None or last[target] == i
+            (target, text)
+            for i, (target, text) in enumerate(out)
+            if isinstance(text, str) or last[target] == i
         ]
 
-    def board(self, seat: int, watcher: bool = False) -> str:
-        """The ``board:`` line for ``seat`` (field 1 "You"), or as its watchers see it (field 1 its name)."""
-        return self.board_value(seat, watcher).line()
+    def board(self, seat: int, watcher: bool = False, at: BoardAt | None = None) -> str:
+        """The ``board:`` line for ``seat`` (field 1 "You"), or as its watchers see it (field 1 its name), of
+        the table now or as it was ``at`` a queued board."""
+        return self.board_value(seat, watcher, at).line()
 
-    def board_value(self, seat: int, watcher: bool = False) -> FibsBoard:
+    def board_value(self, seat: int, watcher: bool = False, at: BoardAt | None = None) -> FibsBoard:
         """The board of ``board()`` as a value (for the drawn boards of boardstyle 1 and 2)."""
-        state = self.state
+        state = self.state if at is None else at.state
+        colour0 = self.colour(0) if at is None else at.colour0
         other = 1 - seat
         position = state.position if state.on_roll == seat else state.position.swap()
         playing = state.game_state == GameState.PLAYING
@@ -161,8 +181,8 @@ class Table:
             player=self.names[seat] if watcher else "You",
             opponent=self.names[other],
             match_length=self.length,
-            score=self.score_for(seat),
-            colour=self.colour(seat),
+            score=(state.score[seat], state.score[other]),
+            colour=colour0 if seat == 0 else -colour0,
             on_roll=on_roll,
             dice=dice,
             cube=state.cube,
@@ -180,10 +200,11 @@ class Table:
     # -- output helpers -------------------------------------------------------------------------------------
 
     def _say(self, seat: int, *lines: str | None) -> None:
-        self.out.extend((seat, line) for line in lines)
+        """Queue ``lines`` for ``seat``; None is its board as the table stands now."""
+        self.out.extend((seat, self.board_at() if line is None else line) for line in lines)
 
     def _watch(self, seat: int, *lines: str | None) -> None:
-        self.out.extend((WATCHERS + seat, line) for line in lines)
+        self.out.extend((WATCHERS + seat, self.board_at() if line is None else line) for line in lines)
 
     def _all_watchers(self, *lines: str | None) -> None:
         for seat in (0, 1):
@@ -291,7 +312,7 @@ class Table:
         if self.prefs(seat, "moreboards") or self.prefs(seat, "autoboard"):
             self._say(seat, None)
         self._say(1 - seat, render(Msg.ROLLS, name=name, d1=d1, d2=d2))
-        self._all_watchers(render(Msg.ROLLS, name=name, d1=d1, d2=d2))
+        self._all_watchers(render(Msg.ROLLS, name=name, d1=d1, d2=d2), None)
         plays = legal_plays(self.state.position, (d1, d2))
         if len(plays) == 1 and not plays[0].move:
             self._say(seat, render(Msg.YOU_CANT_MOVE))

@@ -809,6 +809,7 @@ class Msg(StrEnum):
     # own wording: the command rate limit
     SLOW_DOWN = "** Please slow down: too many commands. That command was ignored."
     PIP_COUNT = "Pipcounts: You {mine} - {opponent} {theirs}"  # own wording (``pip``)
+    PIP_COUNT_WATCHED = "Pipcounts: {name} {mine} - {opponent} {theirs}"  # own wording (``pip`` of a watcher)
     PIP_NOT_ALLOWED = "** {name} doesn't allow the use of 'pip'."  # own wording
     TIME_LINE = "{text}"  # ``time``: the server's clock as the caller words it
     NO_OLDMOVES = "** There is no game with {name} to show."  # own wording
@@ -1315,11 +1316,15 @@ def settings_list(values: dict[str, str]) -> list[str]:
 
 
 def help_lines(topic: str = "") -> list[str]:
-    """``help`` (the commands), ``help beginner`` (a first match step by step); own wording."""
+    """``help`` (the commands), ``help <command>`` (one command, abbreviations too), ``help beginner`` (a first
+    match step by step); own wording."""
     topic = topic.strip().lower()
     if topic == "beginner":
         return BEGINNER_HELP
     if topic:
+        word = command_word(topic.split()[0])
+        if word is not None:
+            return COMMAND_HELP[word]
         return [f"** No help on '{topic[:40]}'. Try 'help' (the commands) or 'help beginner' (how to play)."]
     return [
         "Commands: who, rawwho, invite <user> <n|unlimited>, invite <user> (resume), join <user>, roll,",
@@ -1330,6 +1335,83 @@ def help_lines(topic: str = "") -> list[str]:
         "Moves use absolute points 1-24, 'bar' and 'off': O moves from 24 to 1, X from 1 to 24.",
         "New here? 'help beginner' walks you through a first match.",
     ]
+
+
+_REDOUBLE_HELP = [
+    "redouble (also beaver, raccoon, otter): in an unlimited match, take the double offered to you and",
+    "  double back at once; the 'redoubles' variable caps how often (set redoubles <n|none|unlimited>).",
+]
+# ``help <command>``: what each command does, in the server's own words.
+COMMAND_HELP: dict[str, list[str]] = {
+    "move": [
+        "move <from-to> ...: play your roll, one step per die ('move 13-7 13-11', 'm 8-5 8-5 6-3 6-3' for",
+        "  doubles). Points are 1-24 as the board shows them; 'bar' enters, 'off' bears off. 'move' may be",
+        "  left out: '24-18 13-11' works too.",
+    ],
+    "roll": ["roll: roll the dice at the start of your turn (instead of doubling)."],
+    "kibitz": ["kibitz <text>: say something to the players and everyone watching their match."],
+    "double": ["double: offer to double the stakes, at the start of your turn before you roll."],
+    "accept": ["accept: take the double offered to you, or accept your opponent's resignation."],
+    "join": [
+        "join <user>: accept <user>'s invitation (or resume your saved match with <user>).",
+        "join: start the next game of your match.",
+    ],
+    "invite": [
+        "invite <user> <n>: ask <user> for an n-point match (1-64); 'invite <user> unlimited' for a money",
+        "  session; 'invite <user>' alone resumes the match you saved with <user>.",
+    ],
+    "board": ["board: show the board of the match you play or watch again."],
+    "tell": ["tell <user> <text>: send <user> a private line (only if <user> is logged in)."],
+    "tellx": ["tellx <user> <text>: the same as tell (the form some clients send)."],
+    "pip": ["pip: the pip counts of the match you play or watch (your opponent can forbid it: allowpip)."],
+    "help": [
+        "help: the list of commands; help <command>: what one command does; help beginner: a first match.",
+    ],
+    "gag": ["gag <user>: stop hearing what <user> tells, says or shouts to you; again to hear it."],
+    "who": ["who [user]: the players online (or one of them): opponent, watching, rating, experience."],
+    "whisper": ["whisper <text>: say something to the people watching your match, not to the players."],
+    "watch": ["watch <user>: follow <user>'s match board by board (you cannot watch while you play)."],
+    "say": ["say <text>: say something to your opponent."],
+    "shout": ["shout <text>: say something to everyone logged in."],
+    "show": [
+        "show games: the matches being played; show saved: your saved matches; show watchers: who",
+        "  watches whom; show savedcount <user>: how many saved matches <user> has; show max: the most",
+        "  saved matches one may have.",
+    ],
+    "set": [
+        "set: list the variables; set <name> <value> changes one of:",
+        "  " + ", ".join(SETTINGS) + ".",
+    ],
+    "toggle": [
+        "toggle: list the toggles; toggle <name> ...: switch each on or off (ready, double, autoboard, ...).",
+    ],
+    "time": ["time: the server's date and time."],
+    "reject": [
+        "reject: refuse the double offered to you (you lose the game at the cube before it) or a resignation."
+    ],
+    "resign": [
+        "resign n|g|b: offer to give up the game for a single game, a gammon or a backgammon; your",
+        "  opponent accepts or rejects.",
+    ],
+    "redouble": _REDOUBLE_HELP,
+    "beaver": _REDOUBLE_HELP,
+    "raccoon": _REDOUBLE_HELP,
+    "otter": _REDOUBLE_HELP,
+    "rawwho": [
+        "rawwho [user]: the players online as CLIP lines ('5 name opponent watching ...'), ended by '6'.",
+    ],
+    "leave": ["leave: stop playing; the match is saved and 'invite <user>' later resumes it."],
+    "look": ["look <user>: one board of <user>'s match, without watching it."],
+    "unwatch": ["unwatch: stop watching."],
+    "oldmoves": ["oldmoves [user]: the moves of your last game (with <user>)."],
+    "message": ["message <user> <text>: a line for <user>, delivered now or at <user>'s next login."],
+    "away": ["away <text>: say you are away (others are told <text>); away alone lists who is away."],
+    "back": ["back: you are no longer away."],
+    "blind": ["blind <user>: stop <user> watching you; again to allow it."],
+    "name": ["name <user>: as guest, choose the name to register; you are then asked for a password."],
+    "login": ["login <client> <clip_version> <name> <password>: the CLIP login, sent by clients."],
+    "bye": ["bye: log out (a match in play is saved)."],
+}
 
 
 BEGINNER_HELP = [

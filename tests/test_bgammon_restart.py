@@ -1,0 +1,273 @@
+"""The bgammon bot across restarts and in the daemon (issue 27, defects 2 and 3), against the in-repo test server:
+a bot killed mid-match (nothing sent, as kill -9) and a daemon drained by SIGTERM both come back into the match
+and archive it whole, once; the match is in the state store before each action; /healthz and the logs show a
+bgammon bot whose login is refused."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import random
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import structlog
+
+from bot import logs
+from bot.archive import Archive
+from bot.bgammon import BgammonBot, BgammonOptions, MatchTracker
+from bot.bgammon.persist import recover_unarchived, restore
+from bot.config import Config, DaemonConfig, EmbeddedServerConfig, PolicyConfig, ServerConfig
+from bot.daemon import Daemon
+from bot.state import MatchStatus, StateStore
+from engine.analyser import Analyser
+from engine.bras import BrasEvaluator
+from engine.formats.mat import read_mat
+from tests.bgammon_fake_server import FakeBgammonServer, FinishedMatch, Script, ScriptedOpponent
+
+BOT = "BOT_gammond"
+PASSWORD = "pw"
+ACCOUNTS = {"bot_gammond": PASSWORD}
+DEADLINE = 120.0  # seconds for an awaited event: generous, as CI runs on a small and often loaded machine
+LOG = io.StringIO()
+BRAS = Analyser(BrasEvaluator(), name="bras")  # fast and deterministic: no model files
+
+
+@pytest.fixture(autouse=True)
+def json_logs() -> Iterator[None]:
+    LOG.seek(0)
+    LOG.truncate()
+    logs.setup("json", "info", stream=LOG)
+    yield
+    structlog.reset_defaults()
+
+
+def events(name: str) -> list[dict[str, object]]:
+    found = []
+    for line in LOG.getvalue().splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            if entry.get("event") == name:
+                found.append(entry)
+    return found
+
+
+async def eventually(check: object, timeout: float = DEADLINE) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not check():  # type: ignore[operator]
+        assert loop.time() < end, f"condition not reached in {timeout} s:\n{LOG.getvalue()[-3000:]}"
+        await asyncio.sleep(0.01)
+
+
+def bot_moves(server: FakeBgammonServer) -> int:
+    return sum(1 for name, line in server.log if name == BOT and line.startswith("move"))
+
+
+def assert_whole(folder: Path, done: FinishedMatch) -> None:
+    """One .mat, from 0-0, every game the server played with its winner and points, ending at its score."""
+    [path] = folder.glob("*.mat")
+    record = read_mat(path.read_text())
+    assert not record.partial and record.games[0].score == (0, 0)
+    assert len(record.games) == len(done.games), (record.comment, done.games)
+    for game, (winner, points, _how) in zip(record.games, done.games, strict=True):
+        assert game.result is not None
+        assert record.names[game.result.winner] == winner and game.result.points == points
+    final = record.final_state()
+    assert final.match_over
+    assert final.score == tuple(done.score[done.names.index(name)] for name in record.names)
+
+
+def make_bot(address: str, archive: Path, store: StateStore | None) -> BgammonBot:
+    server = ServerConfig(name="fake", protocol="bgammon", address=address, user="gammond", password_env="X")
+    options = BgammonOptions(
+        lengths=(5,), create_delay=0.01, rematch_wait=DEADLINE, backoff_base=0.02, backoff_cap=0.1,
+        read_timeout=DEADLINE,
+    )  # fmt: skip
+    return BgammonBot(
+        server, BRAS, Archive(archive), options, password=lambda: PASSWORD, rng=random.Random(3), store=store
+    )
+
+
+# -- kill -9: the next process takes the match back from the state store ------------------------------------------
+
+
+@pytest.mark.parametrize("transport", ["tcp", "ws"])
+async def test_a_bot_killed_twice_mid_match_archives_the_whole_match_once(
+    transport: str, tmp_path: Path
+) -> None:
+    async with FakeBgammonServer(seed=8, accounts=ACCOUNTS) as server:
+        address = server.tcp_address if transport == "tcp" else server.ws_address
+        opponent = ScriptedOpponent(
+            address, "bob", BOT, Script(matches=1, smart=True, double_lead=None, seed=4)
+        )
+        play = asyncio.create_task(opponent.run())
+        stop = asyncio.Event()
+        for kill_after in (3, 14, None):  # killed in the middle of a turn sequence, twice; then played out
+            store = StateStore.open(tmp_path / "var")
+            bot = make_bot(address, tmp_path / "archive", store)
+            task = asyncio.create_task(bot.run(stop))
+            if kill_after is None:
+                await asyncio.wait_for(play, DEADLINE)
+                await eventually(lambda b=bot: len(b.archived) == 1)  # type: ignore[misc]
+                stop.set()
+                await asyncio.wait_for(task, DEADLINE)
+            else:
+                await eventually(lambda n=kill_after: bot_moves(server) >= n)  # type: ignore[misc]
+                rows = store.active("fake", "bot_gammond")
+                assert len(rows) == 1 and rows[0].snapshot["game_id"] in [g.id for g in server.games]
+                task.cancel()  # as kill -9: no drain, nothing more sent; the server sees the connection close
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                server.drop(BOT)
+            store.close()
+        [done] = server.finished
+        assert server.logins[BOT] == 3
+        assert_whole(tmp_path / "archive", done)
+        assert len(events("bgammon.match_restored")) == 2 and not events("bgammon.not_archived")
+        with StateStore.open(tmp_path / "var") as store:
+            [row] = store.all()
+            assert row.status == MatchStatus.ARCHIVED
+
+
+async def test_a_match_stored_finished_but_never_written_is_archived_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    async with FakeBgammonServer(seed=8, accounts=ACCOUNTS) as server:
+        opponent = ScriptedOpponent(server.tcp_address, "bob", BOT, Script(matches=1, smart=True, seed=4))
+        store = StateStore.open(tmp_path / "var")
+        bot = make_bot(server.tcp_address, tmp_path / "archive", store)
+        stop = asyncio.Event()
+        task = asyncio.create_task(bot.run(stop))
+        await asyncio.wait_for(opponent.run(), DEADLINE)
+        await eventually(lambda: len(bot.archived) == 1)
+        stop.set()
+        await asyncio.wait_for(task, DEADLINE)
+        [row] = store.all()
+        # as a crash between the store's "finished" and the file would leave it
+        store.set_status(row.key, MatchStatus.FINISHED)
+        for path in (tmp_path / "archive").iterdir():
+            path.unlink()
+        assert recover_unarchived(store, Archive(tmp_path / "archive"), logs.get()) == 1
+        assert_whole(tmp_path / "archive", server.finished[0])
+        assert store.get(row.key).status == MatchStatus.ARCHIVED  # type: ignore[union-attr]
+        _game, opponent_name, tracker = restore(row)
+        assert opponent_name == "Guest_bob" and isinstance(tracker, MatchTracker) and tracker.complete
+        store.close()
+
+
+# -- the daemon: SIGTERM drains (finish or save, then disconnect); /healthz ------------------------------------
+
+
+def daemon_config(tmp: Path, address: str, **daemon: object) -> Config:
+    settings = {
+        "state_dir": tmp / "var",
+        "archive_dir": tmp / "archive",
+        "reconnect_initial": 0.05,
+        "reconnect_max": 0.2,
+        "heartbeat_interval": 0.05,
+        **daemon,
+    }
+    entry = ServerConfig(
+        name="fake", protocol="bgammon", address=address, user="gammond", password_env="TEST_BGAMMON_PW"
+    )
+    return Config(
+        daemon=DaemonConfig(**settings),  # type: ignore[arg-type]
+        server=EmbeddedServerConfig(enabled=False),
+        servers=(entry,),
+        policy=PolicyConfig(min_length=3, max_length=3),
+    )
+
+
+async def test_sigterm_saves_the_match_and_the_next_daemon_finishes_and_archives_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEST_BGAMMON_PW", PASSWORD)
+    async with FakeBgammonServer(seed=12, accounts=ACCOUNTS) as server:
+        config = daemon_config(tmp_path, server.tcp_address, shutdown_grace=0.0)
+        opponent = ScriptedOpponent(server.tcp_address, "carol", BOT, Script(matches=1, smart=True, seed=2))
+        play = asyncio.create_task(opponent.run())
+        first = Daemon(config, analyser=BRAS)
+        task = asyncio.create_task(first.run())
+        await eventually(lambda: bot_moves(server) >= 4)
+        first.signal("SIGTERM")  # no grace: the match is saved at once
+        assert await asyncio.wait_for(task, DEADLINE) == 0
+        sent = [line for name, line in server.log if name == BOT]
+        assert sent[-1] == "disconnect" and "leave" not in sent  # a leave would give the seat up
+        assert not server.finished and events("bgammon.match_saved")
+        second = Daemon(config, analyser=BRAS)
+        task = asyncio.create_task(second.run())
+        await asyncio.wait_for(play, DEADLINE)
+        await eventually(lambda: list((tmp_path / "archive").glob("*.mat")))
+        second.signal("SIGTERM")  # the match is over: out at once
+        assert await asyncio.wait_for(task, DEADLINE) == 0
+        [done] = server.finished
+        assert_whole(tmp_path / "archive", done)
+        assert not events("bgammon.not_archived")
+
+
+async def test_sigterm_lets_a_running_match_finish_within_the_grace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEST_BGAMMON_PW", PASSWORD)
+    async with FakeBgammonServer(seed=12, accounts=ACCOUNTS) as server:
+        config = daemon_config(tmp_path, server.tcp_address, shutdown_grace=DEADLINE)
+        opponent = ScriptedOpponent(server.tcp_address, "carol", BOT, Script(matches=1, smart=True, seed=2))
+        play = asyncio.create_task(opponent.run())
+        daemon = Daemon(config, analyser=BRAS)
+        task = asyncio.create_task(daemon.run())
+        await eventually(lambda: bot_moves(server) >= 4)
+        daemon.signal("SIGTERM")
+        assert await asyncio.wait_for(task, DEADLINE) == 0  # out once the match is over
+        await asyncio.wait_for(play, DEADLINE)
+        [done] = server.finished
+        assert_whole(tmp_path / "archive", done)
+        sent = [line for name, line in server.log if name == BOT]
+        assert sent[-1] == "disconnect" and "rematch" not in sent and "leave" not in sent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def http_get(port: int, path: str) -> tuple[int, dict[str, object]]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.0\r\nHost: x\r\n\r\n".encode())
+    data = await reader.read()
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+async def test_healthz_and_logs_show_a_bgammon_bot_whose_login_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEST_BGAMMON_PW", "wr0ng-pass")
+    port = _free_port()
+    async with FakeBgammonServer(seed=1, accounts=ACCOUNTS) as server:
+        config = daemon_config(tmp_path, server.tcp_address, health_port=port)
+        daemon = Daemon(config, analyser=BRAS)
+        task = asyncio.create_task(daemon.run())
+        try:
+            await eventually(lambda: len(events("bgammon.login_refused")) >= 2)  # retried, with backoff
+            code, body = await http_get(port, "/healthz")
+            assert code == 503 and body["status"] == "degraded"
+            [bot] = body["bots"]  # type: ignore[misc]
+            assert bot["protocol"] == "bgammon" and bot["server"] == "fake" and bot["logged_in"] is False
+            assert "No account was found" in bot["error"]
+            refused = events("bgammon.login_refused")[0]
+            assert refused["level"] == "error" and "No account was found" in str(refused["reason"])
+            assert "wr0ng" not in LOG.getvalue()  # never the password
+            monkeypatch.setenv("TEST_BGAMMON_PW", PASSWORD)  # the operator fixes it: healthy again
+            await eventually(lambda: daemon.bots[0].logged_in)
+            code, body = await http_get(port, "/healthz")
+            assert code == 200 and body["bots"][0]["error"] is None  # type: ignore[index]
+        finally:
+            daemon.abort()
+            await asyncio.wait_for(task, DEADLINE)
