@@ -1,0 +1,149 @@
+"""Rollout throughput by CPU time, ours against gnubg on the same positions in the same run, with and without
+variance reduction.
+
+    python3 -m bench.rollout_speed --trials 324 --vr-trials 72 --cpu 1
+
+Positions: the opening (before the first roll's reply is known: the starting position, a player on roll), and
+from the agreement dumps a contact, a back-game (four or more chequers back, two points held in the opponent's
+home board), a race and a bearoff position, money play, cube centred. Ours: ``engine.rollout.rollout`` in this
+process (0-ply, cubeful, quasi-random dice, pruning nets as the CLI's default), timed by this process's CPU
+time after a warm-up; gnubg: its ``rollout`` command (0-ply chequer and cube, ``set threads 1``) inside its own
+Python, timed by its process's CPU time. Games per CPU second for each and their ratio.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+GNUBG = "/usr/games/gnubg"
+MONEY_KEY = "cAkAAAAAAAAA"  # money, cube centred, player 0 on roll, no dice
+DUMP = ROOT / "bench" / "results" / "agreement_dumps" / "v3.2_seed6.jsonl"
+GNUBG_SCRIPT = """
+import gnubg, json, os, time
+for c in ("set display off", "set threads 1", "set rollout trials {trials}", "set rollout seed {seed}",
+          "set rollout varredn {vr}", "set rollout cubedecision plies 0", "set rollout chequerplay plies 0",
+          "new game", "set gnubgid {pid}:{key}"):
+    gnubg.command(c)
+t0 = time.process_time()
+gnubg.command("rollout")
+with open(os.environ["GAMMOND_ROLL_OUT"], "w") as f:
+    f.write(json.dumps({{"cpu": time.process_time() - t0}}))
+"""
+
+
+def pick_positions() -> dict[str, str]:
+    from engine.position import Position
+
+    out = {"opening": Position.initial().position_id}
+    for line in DUMP.read_text().splitlines():
+        row = json.loads(line)
+        pos = Position.from_id(row["gnubgid"].split(":")[0])
+        cls = row["class"]
+        back = sum(pos.me[18:25])
+        anchors = sum(1 for n in pos.me[18:24] if n >= 2)
+        if cls == "contact" and "contact" not in out and row["i"] >= 20:
+            out["contact"] = pos.position_id
+        elif cls == "contact" and back >= 4 and anchors >= 2 and "back game" not in out:
+            out["back game"] = pos.position_id
+        elif cls == "race" and "race" not in out and sum(pos.me) == 15 and sum(pos.opp) == 15:
+            out["race"] = pos.position_id
+        elif cls.startswith("bearoff") and "bearoff" not in out and sum(pos.me) >= 10:
+            out["bearoff"] = pos.position_id
+    return out
+
+
+def ours_cpu(analyser: object, pid: str, trials: int, vr: bool, seed: int) -> float:
+    from engine.cube import CubeInfo
+    from engine.position import Position
+    from engine.rollout import RolloutSettings, rollout_sums
+
+    settings = RolloutSettings(trials=trials, variance_reduction=vr, seed=seed)
+    t0 = time.process_time()
+    # the trials only (rollout_sums): the summary after them costs nothing, and with few trials and variance
+    # reduction it may refuse estimates a little outside 0..1
+    ci = CubeInfo.money(jacoby=False, beavers=False)
+    rollout_sums(analyser, Position.from_id(pid), ci, settings)  # type: ignore[arg-type]
+    return time.process_time() - t0
+
+
+def gnubg_cpu(pid: str, trials: int, vr: bool, seed: int, cpu: int) -> float:
+    with tempfile.TemporaryDirectory(prefix="gnubg_roll_") as tmp:
+        script, out = Path(tmp, "roll.py"), Path(tmp, "out.json")
+        script.write_text(
+            GNUBG_SCRIPT.format(trials=trials, seed=seed, vr="on" if vr else "off", pid=pid, key=MONEY_KEY)
+        )
+        subprocess.run(
+            [GNUBG, "-t", "-q", "-r", "-p", str(script)],
+            env=dict(os.environ, GAMMOND_ROLL_OUT=str(out)),
+            cwd=tmp,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=3600,
+            check=True,
+            preexec_fn=(lambda: os.sched_setaffinity(0, {cpu})) if cpu >= 0 else None,
+        )
+        return float(json.loads(out.read_text())["cpu"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trials", type=int, default=324, help="trials without variance reduction")
+    ap.add_argument("--vr-trials", type=int, default=72, help="trials with variance reduction")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cpu", type=int, default=1, help="core for both (-1: do not pin)")
+    ap.add_argument("--json", type=Path, help="write the result here")
+    args = ap.parse_args(argv)
+    if args.cpu >= 0:
+        os.sched_setaffinity(0, {args.cpu})
+    from engine.analyser import Analyser
+
+    analyser = Analyser.default(threads=1)
+    positions = pick_positions()
+    ours_cpu(analyser, positions["opening"], 8, False, args.seed)  # warm-up: tables, sessions
+    rows = []
+    for name, pid in positions.items():
+        for vr, trials in ((False, args.trials), (True, args.vr_trials)):
+            o = ours_cpu(analyser, pid, trials, vr, args.seed)
+            g = gnubg_cpu(pid, trials, vr, args.seed, args.cpu)
+            row = {
+                "position": name,
+                "id": pid,
+                "vr": vr,
+                "trials": trials,
+                "ours_games_per_cpu_s": round(trials / o, 1),
+                "gnubg_games_per_cpu_s": round(trials / g, 1),
+                "ratio": round(g / o, 2),
+            }
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    result = {"bench": "rollout_speed", "load_average": [round(x, 2) for x in os.getloadavg()], "rows": rows}
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    print("| position | VR | trials | ours games/CPU s | gnubg games/CPU s | ours / gnubg |")
+    print("|---|---|--:|--:|--:|--:|")
+    for r in rows:
+        print(
+            f"| {r['position']} | {'on' if r['vr'] else 'off'} | {r['trials']} | {r['ours_games_per_cpu_s']} | "
+            f"{r['gnubg_games_per_cpu_s']} | {r['ratio']}x |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
