@@ -108,6 +108,10 @@ class OneSidedTable:
                 raise BearoffDataError(f"{name}: expected float64 {shape}, got {a.dtype} {a.shape}")
         self.rolls = _frozen(rolls)
         self.gammon_rolls = _frozen(gammon_rolls)
+        # P(N >= i) of both, once (28 MB): row by row they are what _at_least gives a batch's rows, bit for bit,
+        # and cumulating each batch's rows was half of a 2-ply search in bearoff positions.
+        self._rolls_at_least = _frozen(np.ascontiguousarray(_at_least(self.rolls)))
+        self._gammon_at_least = _frozen(np.ascontiguousarray(_at_least(self.gammon_rolls)))
 
     @classmethod
     def generate(cls) -> OneSidedTable:
@@ -132,12 +136,12 @@ class OneSidedTable:
         mine, theirs = self.rolls[me], self.rolls[opp]
         out = np.zeros((len(me), 5))
         # I need i rolls; the opponent has had i - 1 by then, so I win if they need at least i.
-        out[:, WIN] = np.einsum("ni,ni->n", mine, _at_least(theirs))
+        out[:, WIN] = np.einsum("ni,ni->n", mine, self._rolls_at_least[opp])
         # ... and win a gammon if they have not borne a chequer off in i - 1 rolls either.
-        out[:, WIN_GAMMON] = np.einsum("ni,ni->n", mine, _at_least(self.gammon_rolls[opp]))
+        out[:, WIN_GAMMON] = np.einsum("ni,ni->n", mine, self._gammon_at_least[opp])
         # They finish on their j-th roll, after my j-th: I am gammoned if my first chequer needs more than j.
         mine_first_later = np.zeros_like(mine)
-        mine_first_later[:, :-1] = _at_least(self.gammon_rolls[me])[:, 1:]
+        mine_first_later[:, :-1] = self._gammon_at_least[me][:, 1:]
         out[:, LOSE_GAMMON] = np.einsum("ni,ni->n", theirs, mine_first_later)
         return np.clip(out, 0.0, 1.0, out=out)  # a certain result can sum to 1 + 1e-16
 
