@@ -315,13 +315,19 @@ def test_wins_of_a_game_still_going_is_a_resignation_of_level_n_over_cube(
     assert record.games[0].actions[-3].kind == ActionKind.ROLL  # the resigner's roll, never played
 
 
-def test_wins_after_a_game_over_on_the_board_or_a_drop_is_ignored() -> None:
+def test_wins_after_a_game_over_on_the_board_or_a_drop_must_be_the_replays() -> None:
+    # issue 28 item 16: "Wins 9 points" after a drop of a 1-cube was taken as written (gnubg ignores it)
     text = (
         HEAD
-        + "  1) 31: 8/5 6/5                 Doubles => 2\n  2)  Drops                       Wins 9 points\n"
+        + "  1) 31: 8/5 6/5                 Doubles => 2\n  2)  Drops                       Wins 1 point\n"
     )
     result = read_mat(text).games[0].result
     assert result == GameResult(1, 1, ResignLevel.SINGLE, GameState.DROPPED)
+    with pytest.raises(MatFormatError, match="won by B with 1 point") as info:
+        read_mat(text.replace("Wins 1 point", "Wins 9 points"), source="x.mat")
+    assert info.value.line == 8 and "game 1: 'Wins 9 points'" in str(info.value)
+    # a last line cut short may have broken the number off ("Wins 1" of "Wins 12 points"): read as far as it goes
+    assert read_mat(text.replace("Wins 1 point\n", "Wins 9")).partial
 
 
 def test_a_jellyfish_beaver_implies_the_take() -> None:

@@ -22,7 +22,9 @@ The reader splits each row into cells by content, not by column: a cell starts w
 keyword (``Doubles``, ``Beavers``, ``Takes``, ``Drops``, ``Wins``, ``Losses``); a row with one cell
 belongs to the right column when the cell starts past the middle of the file's columns. Cells are then
 played in order through the match state. ``Wins N`` of a game still going is a resignation by the other
-player of level N/cube (single if N <= cube, gammon if N <= 2 x cube, else backgammon), as gnubg reads it.
+player of level N/cube (single if N <= cube, gammon if N <= 2 x cube, else backgammon), as gnubg reads it;
+after a game over on the board or a drop, N must be what the replay gives (the points scored, the board's
+value as gnubg writes it, or at the end of a match the points it needed), where gnubg ignores it.
 A roll with no play (``65:``, ``65: ???``, ``Cannot Move``) is a dance when nothing is legal, a roll never
 played when a resignation follows, and gnubg's forced move when just one play is legal.
 """
@@ -400,7 +402,8 @@ class _BadDice(MatFormatError, ImpossibleValueError):
 
 
 class _ScoreMismatch(MatFormatError):
-    """A score line that the games before it do not give (in money play, maybe the Jacoby rule)."""
+    """A score line that the games before it do not give (in money play, maybe the Jacoby rule), or a
+    ``Wins N`` that the game as replayed does not give."""
 
 
 def read_mat(text: str, source: str = "") -> MatchRecord:
@@ -711,6 +714,10 @@ def _play_game(
         following = cells[k + 1][1] if k + 1 < len(cells) else None
         try:
             started = _play_cell(builder, player, cell, following, started)
+        except _ScoreMismatch as exc:
+            if cell.line == last_line:
+                raise _Stop from None  # "Wins 1" may be "Wins 12 points" cut short
+            raise _ScoreMismatch(f"game {game}: {cell.text!r}: {exc.reason}", cell.line, source) from None
         except (RecordError, EngineError) as exc:
             if cell.line == last_line and not impossible(exc):
                 raise _Stop from None
@@ -728,7 +735,18 @@ def _play_cell(
     if kind == "win":
         state = builder.state
         if not started or state.game_state != GameState.PLAYING:
-            return started  # the result of a game over on the board or by a drop: gnubg recomputes it
+            # the result of a game over on the board or by a drop: it must be the one the replay gives
+            result = state.last_result
+            if started and result and cell.number is not None:
+                # the points scored, or as gnubg writes them the board's value (Jacoby or not)
+                allowed = {result.points, result.level * state.cube}
+                if state.match_over:  # some programs write the points the match needed (OpenGammon)
+                    allowed.add(state.match_length - (state.score[result.winner] - result.points))
+                if cell.number not in allowed:  # (its column is not checked: a lone cell's is a guess)
+                    won = f"{result.points} point{'' if result.points == 1 else 's'}"
+                    who = state.names[result.winner]
+                    raise _ScoreMismatch(f"the game as replayed is won by {who} with {won}")
+            return started
         if cell.number is None:
             raise MatFormatError("'Wins' without a number of points")
         cube = state.cube
