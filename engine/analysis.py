@@ -394,8 +394,11 @@ def _p0_win(probs: Sequence[float], player: int) -> float:
     return float(probs[0]) if player == 0 else 1.0 - float(probs[0])
 
 
-def analyse_record(record: MatchRecord, analyser: Analyser, plies: int = 0) -> MatchAnalysis:
-    """Every decision of ``record`` judged at ``plies`` (luck at 0-ply); RecordError if it does not replay."""
+def analyse_record(
+    record: MatchRecord, analyser: Analyser, plies: int = 0, move_filter: str = "normal"
+) -> MatchAnalysis:
+    """Every decision of ``record`` judged at ``plies`` with gnubg's ``move_filter`` preset (luck at 0-ply);
+    RecordError if it does not replay."""
     import time
 
     started = time.perf_counter()
@@ -436,7 +439,7 @@ def analyse_record(record: MatchRecord, analyser: Analyser, plies: int = 0) -> M
                 played = find_play(position, dice, action.move).position
             except EngineError:
                 played = None
-            ranked = analyser.hint(position, dice, ci, plies)
+            ranked = analyser.hint(position, dice, ci, plies, move_filter)
             best = ranked[0]
             mine = next((r for r in ranked if r.play.position == played), best)
             my_eq = mine.equity

@@ -142,3 +142,31 @@ def test_fibs_parse_reads_a_shared_style_transcript() -> None:
     assert boards and all(o["position_id"] for o in boards)
     assert any(o["event"] == "Sent" and o["raw"].startswith("invite bob") for o in objects)
     assert not any(o["event"] == "Unprefixed" for o in objects)
+
+
+def test_hint_eval_and_analyse_take_the_grandmaster_level(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # hint: 3-ply with gnubg's "large" filters; the opening 31's 8/5 6/5 is searched to 3 plies
+    assert main(["hint", "4HPwATDgc/ABMA", "31", "--level", "grandmaster", "--json", "-n", "3"]) == 0
+    hint = json.loads(capsys.readouterr().out)
+    assert hint["moves"][0]["move"] == "8/5 6/5" and hint["moves"][0]["plies"] == 3
+    # eval: the level's cube depth
+    assert main(["eval", "4HPwATDgc/ABMA:cAkAAAAAAAAA", "--level", "grandmaster", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["plies"] == 3
+    # analyse: the level's depth and filters reach every file's analysis
+    import bot.commands.analyse as analyse
+
+    seen: list[dict[str, object]] = []
+
+    def fake_run_many(work, files, jobs, ray):  # type: ignore[no-untyped-def]
+        seen.append(dict(work.keywords))
+        return iter(())
+
+    monkeypatch.setattr(analyse, "run_many", fake_run_many)
+    assert main(["analyse", "--level", "grandmaster", "some.mat"]) == 0
+    assert seen[0]["plies"] == 3 and seen[0]["move_filter"] == "large"
+    assert main(["analyse", "--plies", "3", "some.mat"]) == 0
+    assert seen[1]["plies"] == 3 and seen[1]["move_filter"] == "normal"
+    with pytest.raises(SystemExit):
+        main(["analyse", "--plies", "4", "some.mat"])

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.fanout import run_many
 from engine.analyser import Analyser
+from engine.levels import parse_level
 
 PLAYER_KEYS = (
     "name",
@@ -38,7 +39,9 @@ def _analyser(models: str | None) -> Analyser:
     return Analyser.default(Path(models) if models else None, 1)
 
 
-def analyse_file(path: str, plies: int = 2, models: str | None = None) -> dict[str, Any]:
+def analyse_file(
+    path: str, plies: int = 2, models: str | None = None, move_filter: str = "normal"
+) -> dict[str, Any]:
     """The analysis of one file as a JSON-able dict, or ``{"file", "error"}`` when it cannot be read (a worker
     function: top level, so that processes and Ray can run it)."""
     from bot.commands.mat import load_record
@@ -47,7 +50,7 @@ def analyse_file(path: str, plies: int = 2, models: str | None = None) -> dict[s
 
     try:
         record, kind = load_record(path)
-        analysis = analyse_record(record, _analyser(models), plies)
+        analysis = analyse_record(record, _analyser(models), plies, move_filter)
     except (EngineError, ValueError, OSError) as exc:
         return {"file": path, "error": str(exc)}
     out = {"file": path, "format": kind}
@@ -194,7 +197,11 @@ def report_text(obj: dict[str, Any]) -> str:
 
 
 def cmd_analyse(args: argparse.Namespace) -> int:
-    work = partial(analyse_file, plies=args.plies, models=args.models)
+    plies, move_filter = args.plies, "normal"
+    if args.level:  # a named level's depth and move filters (grandmaster: 3 plies, gnubg's "large" filters)
+        level = parse_level(args.level)
+        plies, move_filter = level.plies, level.move_filter
+    work = partial(analyse_file, plies=plies, models=args.models, move_filter=move_filter)
     failed = 0
     for obj in run_many(work, list(args.files), args.jobs, args.ray):
         failed += "error" in obj
@@ -212,7 +219,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument(
-        "--plies", type=int, choices=(0, 1, 2), default=2, help="analysis depth (default 2, as gnubg)"
+        "--plies", type=int, choices=(0, 1, 2, 3), default=2, help="analysis depth (default 2, as gnubg)"
+    )
+    p.add_argument(
+        "--level", help="analyse at a named level's depth and filters (worldclass, grandmaster ...)"
     )
     p.add_argument("--json", action="store_true", help="one JSON object per file")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")

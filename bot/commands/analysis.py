@@ -178,12 +178,14 @@ def hint_handler(
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    # A level evaluates at its cube depth, as its player's cube decisions do (grandmaster: 3 plies).
+    plies = parse_level(args.level).cube_depth if args.level else args.plies
     analyser = _analyser(args.models, args.threads)
     if args.batch:
-        return batch(eval_handler(analyser, args.plies), sys.stdin.buffer, sys.stdout)
+        return batch(eval_handler(analyser, plies), sys.stdin.buffer, sys.stdout)
     if not args.id:
         raise InvalidDiceError("give an ID, or --batch")
-    emit(eval_reply(analyser, args.id, args.plies), args.json, _eval_text)
+    emit(eval_reply(analyser, args.id, plies), args.json, _eval_text)
     return 0
 
 
@@ -209,6 +211,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("eval", help="probabilities, equities and cube decision of a position")
     p.add_argument("id", nargs="?", help="POSID or POSID:MATCHID")
+    p.add_argument("--level", help="evaluate at a named level's cube depth (worldclass: 2, grandmaster: 3)")
     _common(p)
     p.set_defaults(func=cmd_eval)
 
