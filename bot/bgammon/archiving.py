@@ -1,5 +1,6 @@
-"""Writing a finished bgammon match to the archive as ``.mat``: once per match key, and as far as it goes when the
-tracker could not follow it to the end (marked partial, with the reason in its comment)."""
+"""Writing a bgammon match to the archive as ``.mat``: once per match key, and as far as it goes when the tracker
+could not follow it to the end or the match was left before its end (marked partial, with the reason in its
+comment)."""
 
 from __future__ import annotations
 
@@ -29,16 +30,19 @@ def archive_match(
     tracker: MatchTracker | None,
     b: BoardState,
     log: Any,
+    *,
+    reason: str | None = None,
 ) -> str | None:
     """Store the record of the match that ends with board ``b``; its key, or None when nothing was stored (the
-    reason is logged)."""
+    reason is logged). ``reason``: why a match left before its end stops there (an opponent who never came
+    back ...)."""
     record = tracker.record() if tracker is not None else None
     if tracker is None or record is None or not record.games:
         log.error("bgammon.not_archived", game=game_id, reason="nothing was recorded")
         return None
-    if not tracker.complete:
+    if not tracker.complete or reason:
         # keep what replays up to the action the record could not follow (see bot/bgammon/match.py)
-        why = tracker.error or "the record is incomplete"
+        why = "; ".join(filter(None, (reason, tracker.error))) or "the record is incomplete"
         log.error("bgammon.archived_partly", game=game_id, reason=why)
         note = f"gammond: the record stops early: {why}"
         record = record.replace(partial=True, comment=f"{record.comment}\n{note}".strip())

@@ -68,6 +68,9 @@ def _fill(template: str, **values: object) -> str:
         return template
 
 
+_NOT_SEATED = "the server did not seat the bot back in this match after a reconnection (a server restart?)"
+
+
 @dataclass(frozen=True, slots=True)
 class _Plan:
     """The engine's play for one turn: the position and dice it was chosen for, and where it leads."""
@@ -420,7 +423,12 @@ class BgammonBot:
                 return
             # we were in a match before the connection broke and the server did not put us back (yet: on a
             # slow link its ``joined`` may come after create_delay, and then the match and its record go on)
-            self.log.warning("bgammon.match_lost", game=self._match.game_id)
+            if self._played(self._match):
+                self.log.warning("bgammon.match_lost", game=self._match.game_id, reason=_NOT_SEATED)
+            else:  # a match that only waited for an opponent
+                self.log.info(
+                    "bgammon.match_gone", game=self._match.game_id, lost="nothing: no game was played"
+                )
             self._lost, self._match = self._match, None
             if self.store is not None and self._lost.key:
                 self.store.set_status(self._lost.key, MatchStatus.ABANDONED)  # active again if taken back
@@ -442,6 +450,8 @@ class BgammonBot:
             else:
                 self._match = _Match(event.game_id)
                 self.log.info("bgammon.joined", game=event.game_id)
+                if lost is not None and lost is not current and not lost.over and self._played(lost):
+                    self._abandon(lost, _NOT_SEATED)  # not taken back: it is over for us
             self._cancel("create")
             self._cancel("rematch")
             self._acted = None
@@ -466,7 +476,10 @@ class BgammonBot:
                 self._later("opponent_gone", self.options.opponent_wait, self._give_up)
 
     async def _give_up(self) -> None:
-        self.log.warning("bgammon.leaving", reason="the opponent did not come back")
+        reason = f"the opponent left and did not come back within {self.options.opponent_wait:g} s"
+        self.log.warning("bgammon.leaving", reason=reason)
+        if self._match is not None and not self._match.over:
+            self._abandon(self._match, reason)
         await self._send(codec.leave())
 
     async def _on_failure(self, event: ev.Failure) -> None:
@@ -495,6 +508,10 @@ class BgammonBot:
         if self._failures >= self.options.max_failures:
             self.log.error("bgammon.giving_up_match", failures=self._failures)
             self._failures = 0
+            if self._match is not None and not self._match.over:
+                self._abandon(
+                    self._match, f"the server refused {self.options.max_failures} commands in a row"
+                )
             await self._send(codec.leave())
             return
         self._acted = None  # decide again on a fresh board
@@ -564,11 +581,34 @@ class BgammonBot:
         if self._match is not None and self._match.over:
             await self._send(codec.leave())
 
-    def _archive(self, match: _Match, b: BoardState) -> None:
+    @staticmethod
+    def _played(match: _Match) -> bool:
+        record = match.tracker.record() if match.tracker is not None else None
+        return record is not None and bool(record.games)
+
+    def _abandon(self, match: _Match, reason: str) -> None:
+        """A match left before its end: what was played is archived, marked partial with ``reason``."""
+        match.over = True
+        if not self._played(match) or match.board is None:
+            self.log.info(
+                "bgammon.abandoned", game=match.game_id, reason=reason, lost="nothing: no game was played"
+            )
+            return
+        self.log.warning("bgammon.abandoned", game=match.game_id, reason=reason, opponent=match.opponent)
+        self._archive(match, match.board, reason)
+
+    def _archive(self, match: _Match, b: BoardState, reason: str | None = None) -> None:
         # stored as finished first: a crash before the file is written leaves a row the next start archives
         self._persist(match, b, MatchStatus.FINISHED)
         key = archive_match(
-            self.archive, self.server.name, match.game_id, match.opponent, match.tracker, b, self.log
+            self.archive,
+            self.server.name,
+            match.game_id,
+            match.opponent,
+            match.tracker,
+            b,
+            self.log,
+            reason=reason,
         )
         if key is not None:
             match.archived = True
