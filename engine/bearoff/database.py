@@ -93,11 +93,6 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _at_least(dist: np.ndarray) -> np.ndarray:
-    """P(N >= i) from P(N = i), row by row."""
-    return np.cumsum(dist[:, ::-1], axis=1)[:, ::-1]
-
-
 class OneSidedTable:
     """Roll-count distributions of all sides of up to 15 chequers on 6 points (see ``one_sided``)."""
 
@@ -108,10 +103,12 @@ class OneSidedTable:
                 raise BearoffDataError(f"{name}: expected float64 {shape}, got {a.dtype} {a.shape}")
         self.rolls = _frozen(rolls)
         self.gammon_rolls = _frozen(gammon_rolls)
-        # P(N >= i) of both, once (28 MB): row by row they are what _at_least gives a batch's rows, bit for bit,
-        # and cumulating each batch's rows was half of a 2-ply search in bearoff positions.
-        self._rolls_at_least = _frozen(np.ascontiguousarray(_at_least(self.rolls)))
-        self._gammon_at_least = _frozen(np.ascontiguousarray(_at_least(self.gammon_rolls)))
+        # P(N >= i) of both, once (28 MB), as the cumulation of each reversed row, read reversed: the layout of
+        # a batch's rows cumulated on the fly, so that einsum sums them in the same order, bit for bit (a
+        # contiguous copy changes the last bit). Cumulating each batch's rows was half of a 2-ply search in
+        # bearoff positions.
+        self._rolls_from_end = _frozen(np.cumsum(self.rolls[:, ::-1], axis=1))
+        self._gammon_from_end = _frozen(np.cumsum(self.gammon_rolls[:, ::-1], axis=1))
 
     @classmethod
     def generate(cls) -> OneSidedTable:
@@ -136,12 +133,12 @@ class OneSidedTable:
         mine, theirs = self.rolls[me], self.rolls[opp]
         out = np.zeros((len(me), 5))
         # I need i rolls; the opponent has had i - 1 by then, so I win if they need at least i.
-        out[:, WIN] = np.einsum("ni,ni->n", mine, self._rolls_at_least[opp])
+        out[:, WIN] = np.einsum("ni,ni->n", mine, self._rolls_from_end[opp][:, ::-1])
         # ... and win a gammon if they have not borne a chequer off in i - 1 rolls either.
-        out[:, WIN_GAMMON] = np.einsum("ni,ni->n", mine, self._gammon_at_least[opp])
+        out[:, WIN_GAMMON] = np.einsum("ni,ni->n", mine, self._gammon_from_end[opp][:, ::-1])
         # They finish on their j-th roll, after my j-th: I am gammoned if my first chequer needs more than j.
         mine_first_later = np.zeros_like(mine)
-        mine_first_later[:, :-1] = self._gammon_at_least[me][:, 1:]
+        mine_first_later[:, :-1] = self._gammon_from_end[me][:, ::-1][:, 1:]
         out[:, LOSE_GAMMON] = np.einsum("ni,ni->n", theirs, mine_first_later)
         return np.clip(out, 0.0, 1.0, out=out)  # a certain result can sum to 1 + 1e-16
 
