@@ -46,6 +46,7 @@ class EngineConfig:
     cube_level: str = ""  # empty: the same as level
     models: str = ""  # empty: the shipped nets
     threads: int = 1
+    slow_workers: int = 1  # processes for 2-ply and deeper decisions (0: one thread of their own)
     opponent_levels: Mapping[str, str] = field(default_factory=dict)  # per-opponent level
 
 
@@ -285,6 +286,7 @@ def _validate(c: Config) -> None:
             except LevelError as exc:
                 raise ConfigError(f"{where}: {exc}") from None
     check(1 <= c.engine.threads <= 64, "engine.threads must be 1..64")
+    check(0 <= c.engine.slow_workers <= 64, "engine.slow_workers must be 0..64")
     check(0 < c.server.port < 65536, "server.port must be 1..65535")
     check(0 <= c.server.web_port < 65536, "server.web_port must be 0..65535")
     check(1 <= c.server.bot_accounts <= 64, "server.bot_accounts must be 1..64")

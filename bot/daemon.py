@@ -14,18 +14,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import functools
 import json
 import os
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from bot import analysis_jobs, logs
 from bot.archive import Archive, archive_name
 from bot.config import Config
+from bot.engine_pool import EnginePool, slow_levels_configured
 from bot.fibs import FibsBot, FibsEndpoint, recover_unarchived
 from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
@@ -107,6 +108,11 @@ def _reason(exc: OSError) -> str:
     return os.strerror(exc.errno).lower() if exc.errno else str(exc)
 
 
+def _same(analyser: Analyser) -> Analyser:
+    """The analyser given to the daemon, for its engine worker processes (it must pickle)."""
+    return analyser
+
+
 def _constant(value: str) -> Callable[[], str]:
     return lambda: value
 
@@ -134,7 +140,7 @@ class Daemon:
         self.draining = False
         self.aborted = False
         self.health_port: int | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: EnginePool | None = None
         self._bot_tasks: list[asyncio.Task[None]] = []
         self._stop_others = asyncio.Event()  # bots of other protocols stop when it is set
         self._done = asyncio.Event()
@@ -231,10 +237,15 @@ class Daemon:
         recovered = recover_unarchived(self.store, self.archive, self.log)
         if recovered:
             self.log.info("archived matches a crash had left", count=recovered)
+        injected = self.analyser is not None  # given (tests): the workers get a copy, not the config's nets
         if self.analyser is None:
             self.analyser = await asyncio.to_thread(load_analyser, c)
         self.log.info("engine ready", engine=self.analyser.name, level=c.engine.level)
-        self._executor = ThreadPoolExecutor(max_workers=c.engine.threads, thread_name_prefix="engine")
+        # a slow (world-class) decision runs in a worker process, never ahead of the others (bot/engine_pool.py)
+        factory = functools.partial(_same, self.analyser) if injected else functools.partial(load_analyser, c)
+        self._executor = EnginePool(c.engine.threads, c.engine.slow_workers, factory, self.log)
+        if slow_levels_configured(c.engine):  # else the workers start at the first slow decision, if any
+            self._executor.warm_up()
         endpoints: list[tuple[FibsEndpoint, bool]] = []
         if c.embedded:
             self.server, seated = await self.embedded(c, self.store, self.archive, self.log)

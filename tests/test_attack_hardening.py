@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import errno
 import itertools
+import random
 import socket
 import time
 from pathlib import Path
@@ -26,6 +27,8 @@ from bot.server.server import FibsServer
 from bot.server.store import FinishedRow, Store
 from bot.server.table import record_to_json
 from bot.web.server import WebService
+from engine.levels import parse_level
+from engine.player import Player
 from engine.record import MatchRecord
 from protocols.fibs import events as ev
 from protocols.web import messages as wm
@@ -361,6 +364,45 @@ async def test_healthz_reports_pending_archives(tmp_path: Path) -> None:
         daemon.server.pending_archives["local/1"] = 2  # a write failed twice, retried meanwhile
         status = daemon.status()
         assert status["status"] == "degraded" and status["archives_pending"] == 1
+    finally:
+        daemon.abort()
+        await asyncio.wait_for(task, 30)
+
+
+# -- item 11: a slow decision beside fast ones -------------------------------------------------------------
+
+
+def think(player: Player, seconds: float) -> str:
+    """Engine work of ``seconds`` (pure Python, holding the GIL as the search does) for ``player``'s level."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sum(range(1000))
+    return player.level.name
+
+
+async def test_a_world_class_decision_does_not_stall_the_other_bots(tmp_path: Path) -> None:
+    """One engine thread served every bot (engine.threads = 1): while one bot made a world-class decision, every
+    other bot sent nothing for 16 s. Now 2-ply and deeper decisions run in a worker process of their own."""
+    daemon = Daemon(_config(tmp_path, web_port=0), analyser=BRAS)
+    task = asyncio.create_task(daemon.run())
+    try:
+        await until(lambda: daemon.bots and daemon.bots[0].logged_in)
+        loop = asyncio.get_running_loop()
+        pool = daemon._executor
+        world = Player(BRAS, parse_level("worldclass"), rng=random.Random(1))
+        expert = Player(BRAS, parse_level("expert"), rng=random.Random(2))
+        warm = loop.run_in_executor(pool, think, world, 0.0)  # the worker process starts (seconds, once)
+        assert await asyncio.wait_for(warm, 60) == "worldclass"
+        slow = loop.run_in_executor(pool, think, world, 3.0)
+        await asyncio.sleep(0.2)  # the slow one has started
+        started = time.monotonic()
+        waits = []
+        for _ in range(10):  # ten expert decisions of 10 ms meanwhile
+            assert await loop.run_in_executor(pool, think, expert, 0.01) == "expert"
+            waits.append(time.monotonic() - started)
+            started = time.monotonic()
+        assert not slow.done() and max(waits) < 0.5, waits
+        assert await asyncio.wait_for(slow, 30) == "worldclass"
     finally:
         daemon.abort()
         await asyncio.wait_for(task, 30)

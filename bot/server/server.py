@@ -328,15 +328,14 @@ class FibsServer:
             self.max_connections = fitted
 
     def _admit(self, host: str) -> bool:
-        """Room for a new connection from ``host``: when its address or the server is full, the oldest
-        connection still at the login prompt (of that address; of the fullest address) is closed to make it.
-        Logged-in connections are never displaced; a newcomer finding none to displace is refused."""
-        mine = self._by_host.get(host, {})
-        if len(mine) >= self.max_connections_per_address:
-            victim = next((s for s in mine if not s.online), None)
-            if victim is None:
-                return self._refuse(host, "address full")
-            self._displace(victim, "address full")
+        """Room for a new connection from ``host``: when its address has max_connections_per_address
+        connections at the login prompt, its oldest one is closed to make room; when the server is full, the
+        oldest one at the login prompt of the fullest address. Logged-in connections are never displaced and do
+        not count per address (the bots and local players share 127.0.0.1); a newcomer finding none to
+        displace is refused."""
+        waiting = [s for s in self._by_host.get(host, {}) if not s.online]
+        if len(waiting) >= self.max_connections_per_address:
+            self._displace(waiting[0], "address full")
         if self._connections >= self.max_connections:
             victim = None
             for sessions in sorted(self._by_host.values(), key=len, reverse=True):

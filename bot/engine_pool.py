@@ -1,0 +1,137 @@
+"""Where the bots' engine work runs, so that a slow decision of one match does not stall the others (issue 28,
+item 11).
+
+The bots call ``loop.run_in_executor(pool, fn, player, state ...)``. ``EnginePool`` is that executor, with two
+lanes:
+
+- **fast**: ``threads`` threads for every call whose Player plays below ``SLOW_PLIES`` (expert is 0-ply: a few
+  ms, mostly in onnxruntime, which releases the GIL) and for every call without a Player;
+- **slow**: calls whose Player searches ``SLOW_PLIES`` deep or more (world class and above: up to seconds of
+  mostly Python search, which holds the GIL). With ``slow_workers`` > 0 they run in that many worker
+  processes (spawned, each loading the nets once at start), so they hold neither a fast thread nor this
+  process's GIL; with 0 they run on one thread of their own (no queue behind them, but the GIL is shared).
+
+A call sent to a worker process is rebuilt there: the Player is replaced by one of the same level over the
+worker's analyser, with a seed drawn from the caller's Player (so noisy levels stay random and reproducible from
+the bot's seed). ``fn``, the other arguments and the result must pickle (``bot.fibs.session.decide``, a
+MatchState, an Action do). When the analyser cannot be sent to a worker, the pool says so in the log and uses the
+slow thread.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import multiprocessing
+import pickle
+import random
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from typing import Any
+
+from engine.analyser import Analyser
+from engine.levels import Level, parse_level
+from engine.player import Player
+
+SLOW_PLIES = 2  # a Player searching this deep (chequer or cube) goes to the slow lane
+
+_WORKER_ANALYSER: Analyser | None = None  # in a worker process: its own copy of the nets
+
+
+def _init_worker(factory: Callable[[], Analyser]) -> None:
+    global _WORKER_ANALYSER
+    _WORKER_ANALYSER = factory()
+
+
+def _ready() -> bool:
+    return _WORKER_ANALYSER is not None
+
+
+def _call_in_worker(
+    fn: Callable[..., Any], level: Level, seed: int, tolerance: float, index: int, args: tuple[Any, ...]
+) -> Any:
+    assert _WORKER_ANALYSER is not None, "the worker's analyser was not loaded"
+    player = Player(_WORKER_ANALYSER, level, rng=random.Random(seed), resign_tolerance=tolerance)
+    return fn(*args[:index], player, *args[index + 1 :])
+
+
+def is_slow(level: Level) -> bool:
+    cube = level.cube_plies if level.cube_plies is not None else level.plies
+    return max(level.plies, cube) >= SLOW_PLIES
+
+
+def slow_levels_configured(engine: Any) -> bool:
+    """Whether ``bot.config.EngineConfig`` names a slow level anywhere (then the workers start at once)."""
+    texts = [engine.level, engine.cube_level, *engine.opponent_levels.values()]
+    return any(is_slow(parse_level(text)) for text in texts if text)
+
+
+@dataclasses.dataclass(slots=True)
+class LaneStats:
+    fast: int = 0
+    slow: int = 0
+    slow_in_process: int = 0
+
+
+class EnginePool(Executor):
+    """The daemon's engine executor (see the module docstring). ``worker_analyser`` makes the analyser in a
+    worker process (a picklable callable: ``functools.partial(load_analyser, config)``); None: no processes."""
+
+    def __init__(
+        self,
+        threads: int = 1,
+        slow_workers: int = 1,
+        worker_analyser: Callable[[], Analyser] | None = None,
+        log: Any = None,
+    ) -> None:
+        self.stats = LaneStats()
+        self._fast = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="engine")
+        self._slow_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engine-slow")
+        self._processes: concurrent.futures.ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+        if slow_workers > 0 and worker_analyser is not None:
+            try:
+                pickle.dumps(worker_analyser)
+            except Exception as exc:  # an analyser built in memory (tests, scripts): the slow thread serves
+                if log is not None:
+                    log.warning("engine worker processes unavailable", error=str(exc)[:200])
+            else:
+                self._processes = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=slow_workers,
+                    mp_context=multiprocessing.get_context("spawn"),  # no fork of a threaded process
+                    initializer=_init_worker,
+                    initargs=(worker_analyser,),
+                )
+
+    def __repr__(self) -> str:
+        return f"<EnginePool processes={self._processes is not None} {self.stats}>"
+
+    def warm_up(self) -> Future[Any] | None:
+        """Start the worker processes and load their nets now rather than at the first slow decision."""
+        if self._processes is None:
+            return None
+        return self._processes.submit(_ready)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        index = next((i for i, a in enumerate(args) if isinstance(a, Player)), None)
+        if index is None or kwargs or not is_slow(args[index].level):
+            self.stats.fast += 1
+            return self._fast.submit(fn, *args, **kwargs)
+        self.stats.slow += 1
+        if self._processes is not None:
+            player: Player = args[index]
+            with self._lock:  # the caller's rng is shared by its thread and this one
+                seed = player.rng.getrandbits(64)
+            self.stats.slow_in_process += 1
+            rest = (*args[:index], None, *args[index + 1 :])  # the Player (its nets) stays here
+            return self._processes.submit(
+                _call_in_worker, fn, player.level, seed, player.resign_tolerance, index, rest
+            )
+        return self._slow_thread.submit(fn, *args)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._fast.shutdown(wait=wait, cancel_futures=cancel_futures)
+        self._slow_thread.shutdown(wait=wait, cancel_futures=cancel_futures)
+        if self._processes is not None:
+            self._processes.shutdown(wait=wait, cancel_futures=cancel_futures)
