@@ -25,6 +25,7 @@ import pytest
 from bot.archive import Archive
 from bot.bgammon import BgammonBot, BgammonOptions
 from bot.config import ServerConfig
+from bot.state import StateStore
 from engine.analyser import Analyser
 from engine.formats.mat import read_mat
 from engine.levels import parse_level
@@ -217,6 +218,9 @@ class Human:
 
 async def test_the_bot_plays_whole_matches_on_the_real_server(tmp_path: Path) -> None:
     recorder = Recorder()
+    store = StateStore.open(
+        tmp_path / "state"
+    )  # as the daemon runs the bot: the match stored before each action
     async with real_server(tmp_path / "server.log") as port:
         server = ServerConfig(
             name="real", protocol="bgammon", address=f"tcp://127.0.0.1:{port}", user="gammond"
@@ -238,6 +242,7 @@ async def test_the_bot_plays_whole_matches_on_the_real_server(tmp_path: Path) ->
             level=lambda _opponent: parse_level("expert"),  # 0-ply: quick
             rng=random.Random(3),
             password=lambda: "",  # no database: a bot logs in without a password
+            store=store,
         )
         bot.log = recorder
         human = Human(port, matches=MATCHES, seed=11)
@@ -298,5 +303,7 @@ async def test_the_bot_plays_whole_matches_on_the_real_server(tmp_path: Path) ->
                     )
                 ] += 1
     assert made and made == chosen, why
+    assert not store.active("real", bot.user)  # every stored match archived
+    store.close()
     assert bot.refused_moves == 0 and bot.plays_differing == 0, why
     assert not recorder.events("bgammon.play_off_course"), why
