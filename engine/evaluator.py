@@ -141,7 +141,9 @@ class NetEvaluator:
             return self.nets["contact"]
         return self.nets.get("race", self.nets["contact"])
 
-    CHUNK = 4096  # rows per onnxruntime call: bounds the memory of deep searches, costs nothing in speed
+    # Rows per onnxruntime call: bounds the memory of deep searches, and batches that stay in the cache run the
+    # contact net about 20% faster per row than 4,096 (2.5 against 3.2 us on 16,384 children), same outputs.
+    CHUNK = 1024
 
     def evaluate_boards(self, boards: np.ndarray, net: OnnxNet) -> np.ndarray:
         if len(boards) <= self.CHUNK:
