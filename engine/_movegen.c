@@ -1154,6 +1154,44 @@ static PyObject *race_stats(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* engine.bearoff.ranking.rank_array of both sides' points 1-6 of each board (the one-sided bearoff index;
+   chequers beyond the six-point are ignored), as int64. */
+static int64_t rank_binom[21][7];
+static int rank_binom_ready = 0;
+
+static PyObject *home_ranks(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    if (!PyArg_ParseTuple(args, "y*:home_ranks", &buf))
+        return NULL;
+    if (!whole_boards(&buf, "home_ranks"))
+        return NULL;
+    if (!rank_binom_ready) {
+        for (int n = 0; n < 21; n++)
+            for (int k = 0; k < 7; k++)
+                rank_binom[n][k] = k == 0 ? 1 : n == 0 ? 0 : rank_binom[n - 1][k - 1] + rank_binom[n - 1][k];
+        rank_binom_ready = 1;
+    }
+    Py_ssize_t n = buf.len / 50;
+    PyObject *result = PyBytes_FromStringAndSize(NULL, 2 * n * (Py_ssize_t)sizeof(int64_t));
+    if (result) {
+        int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+        const uint8_t *in = buf.buf;
+        for (Py_ssize_t i = 0; i < 2 * n; i++) {
+            const uint8_t *b = in + 25 * i;
+            int64_t total = 0;
+            int bar = -1;
+            for (int k = 1; k <= 6 && bar < 21; k++) {
+                bar += 1 + b[6 - k];
+                if (bar < 21)
+                    total += rank_binom[bar][k];
+            }
+            out[i] = bar < 21 ? total : -1; /* more than 15 chequers home: no bearoff index */
+        }
+    }
+    PyBuffer_Release(&buf);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"setup", setup, METH_VARARGS,
      "setup(Position, Move, Play, InvalidPositionError, generic_hash=False): the classes legal_plays builds\n"
@@ -1176,6 +1214,9 @@ static PyMethodDef methods[] = {
     {"encode", encode, METH_VARARGS,
      "encode(boards: bytes, features=False) -> bytes: engine.encoding.encode for n boards of 50 bytes (player on\n"
      "roll first) as n x 212 float32 in native byte order; with features, n x 226 (engine.encoding.encode_contact)."},
+    {"home_ranks", home_ranks, METH_VARARGS,
+     "home_ranks(boards: bytes) -> bytes: engine.bearoff.ranking.rank_array of both sides' points 1-6 of n boards\n"
+     "of 50 bytes, as n x 2 int64 in native byte order (-1 for more than 15 chequers there)."},
     {"race_stats", race_stats, METH_VARARGS,
      "race_stats(boards: bytes) -> bytes: engine.race_bounds.side_stats of both sides of n boards of 50 bytes, as\n"
      "n x 2 x 6 int32 in native byte order."},

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.bearoff.ranking import POINTS, rank_array
+from engine.bearoff.ranking import board_ranks
 from engine.evaluator import LOSE_BG, LOSE_G, WIN, WIN_BG, WIN_G, sanitise
 from engine.moves import c_extension, uint8_boards
 
@@ -100,12 +100,10 @@ class RaceBounds:
         self.most_rolls = np.where(rolls > 0, slots, 0).max(axis=1)
         self.rolls = rolls
 
-    def _most(self, sides: np.ndarray, home: np.ndarray) -> np.ndarray:
-        """Most turns to bear off for sides all home (``home``), else a sentinel no bound reaches."""
-        out = np.full(len(sides), 10_000, dtype=np.int64)
-        if home.any():
-            out[home] = self.most_rolls[rank_array(sides[home, :POINTS])]
-        return out
+    def _most(self, ranks: np.ndarray, home: np.ndarray) -> np.ndarray:
+        """Most turns to bear off for sides all home (``home``; ``ranks`` their home boards' bearoff indices),
+        else a sentinel no bound reaches."""
+        return np.where(home, self.most_rolls[ranks], 10_000)
 
     def settle(self, boards: np.ndarray, probs: np.ndarray, race: np.ndarray) -> np.ndarray:
         """``probs`` (n, 5, side 0 of ``boards`` on roll) with what is certain set exactly; ``race`` marks the
@@ -131,7 +129,8 @@ class RaceBounds:
         if len(rows):
             b, me, opp, r = b[rows], me[rows], opp[rows], q[rows]
             me_home, opp_home = me[:, OUTSIDE] == 0, opp[:, OUTSIDE] == 0
-            me_most, opp_most = self._most(b[:, 0], me_home), self._most(b[:, 1], opp_home)
+            ranks = board_ranks(b)
+            me_most, opp_most = self._most(ranks[:, 0], me_home), self._most(ranks[:, 1], opp_home)
             me_full, opp_full = me[:, COUNT] == 15, opp[:, COUNT] == 15
             # he is off before my first chequer
             gammoned = me_full & (fewest_turns_to_first_off(b[:, 0], me) > opp_most)
@@ -143,7 +142,7 @@ class RaceBounds:
             r[won, WIN] = 1.0
             r[won, LOSE_G] = r[won, LOSE_BG] = 0.0
             r[gammon_won, WIN_G] = 1.0
-            self._one_turn_left(b, r, me_most, opp_most, me_full, opp_full)
+            self._one_turn_left(b, ranks[:, 0], r, me_most, opp_most, me_full, opp_full)
             q[rows] = r
             # Keep gnubg's cumulative order (a certain gammon lifts nothing else; a certain loss caps gammons).
             q = sanitise(q)
@@ -155,6 +154,7 @@ class RaceBounds:
     def _one_turn_left(
         self,
         boards: np.ndarray,
+        my_ranks: np.ndarray,
         q: np.ndarray,
         me_most: np.ndarray,
         opp_most: np.ndarray,
@@ -171,7 +171,7 @@ class RaceBounds:
         if len(mine):
             q[mine, LOSE_G] = 1.0 - chances_off_in_one_roll(boards[mine, 0])
         if len(theirs):
-            two = self.rolls[rank_array(boards[theirs, 0, :POINTS]), 2].astype(np.float64)
+            two = self.rolls[my_ranks[theirs], 2].astype(np.float64)
             q[theirs, WIN_G] = 1.0 - two * chances_off_in_one_roll(boards[theirs, 1])
 
 

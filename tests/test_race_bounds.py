@@ -234,3 +234,18 @@ def test_board_stats_in_c_equal_numpys() -> None:
     boards = rng.integers(0, 4, size=(500, 2, 25)).astype(np.uint8)
     for got, want in zip(race_bounds.board_stats(boards), race_bounds.board_stats_numpy(boards), strict=True):
         assert got.tolist() == want.tolist()
+
+
+def test_board_ranks_in_c_equal_numpys() -> None:
+    from engine.bearoff import ranking
+
+    if ranking.board_ranks is ranking.board_ranks_numpy:
+        pytest.skip("the C extension is not built (or GAMMOND_PURE_PYTHON is set)")
+    rng = np.random.default_rng(7)
+    boards = np.zeros((2000, 2, 25), dtype=np.uint8)
+    for row in boards:
+        for side in row:
+            np.add.at(side, rng.integers(0, 6, rng.integers(0, 16)), 1)  # up to 15 home
+            side[rng.integers(6, 25)] += rng.integers(0, 3)  # chequers beyond the six-point are ignored
+    assert ranking.board_ranks(boards).tolist() == ranking.board_ranks_numpy(boards).tolist()
+    assert ranking.board_ranks(boards).max() > 50_000  # full home boards are in the sample

@@ -30,6 +30,7 @@ from engine.bearoff.ranking import (
     ONE_SIDED_SIZE,
     POINTS,
     BearoffRangeError,
+    board_ranks,
     rank,
     rank_array,
 )
@@ -271,8 +272,8 @@ class BearoffDatabase:
         mask = self.two_sided_mask(b)
         if mask.any():
             assert self.two_sided is not None
-            home = b[mask][:, :, :POINTS]
-            out[mask] = self.two_sided.table[rank_array(home[:, 0]), rank_array(home[:, 1])]
+            ranks = board_ranks(b[mask])
+            out[mask] = self.two_sided.table[ranks[:, 0], ranks[:, 1]]
         return out
 
     def evaluate(self, positions: Sequence[Position]) -> np.ndarray:
@@ -286,14 +287,15 @@ class BearoffDatabase:
     def evaluate_boards(self, boards: np.ndarray) -> np.ndarray:
         """``evaluate`` for (n, 2, 25) boards (player on roll first) that ``applies`` to, unchecked: the
         search's path, with no Position objects."""
-        b = np.asarray(boards, dtype=np.int64)
-        return self._evaluate_sides(b[:, 0, :POINTS], b[:, 1, :POINTS])
+        ranks = board_ranks(boards)
+        b = np.asarray(boards)
+        return self._evaluate_sides(b[:, 0, :POINTS], b[:, 1, :POINTS], ranks)
 
-    def _evaluate_sides(self, me: np.ndarray, opp: np.ndarray) -> np.ndarray:
+    def _evaluate_sides(self, me: np.ndarray, opp: np.ndarray, ranks: np.ndarray | None = None) -> np.ndarray:
         out = np.zeros((len(me), 5))
         if not len(me):
             return out
-        me_rank, opp_rank = rank_array(me), rank_array(opp)
+        me_rank, opp_rank = (rank_array(me), rank_array(opp)) if ranks is None else (ranks[:, 0], ranks[:, 1])
         exact = np.zeros(len(me), dtype=bool)
         if self.two_sided is not None:
             exact = (me.sum(axis=1) <= TWO_SIDED_CHEQUERS) & (opp.sum(axis=1) <= TWO_SIDED_CHEQUERS)

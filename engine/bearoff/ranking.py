@@ -24,6 +24,7 @@ from math import comb
 import numpy as np
 
 from engine.errors import InvalidPositionError
+from engine.moves import c_extension, uint8_boards
 
 POINTS = 6
 MAX_CHEQUERS = 15
@@ -125,3 +126,18 @@ def all_sides(max_chequers: int = MAX_CHEQUERS) -> np.ndarray:
     out = np.empty_like(sides)
     out[rank_array(sides)] = sides
     return out
+
+
+def board_ranks_numpy(boards: np.ndarray) -> np.ndarray:
+    """(n, 2) ranks of both sides' points 1-6 of (n, 2, 25) boards (the reference of ``board_ranks``)."""
+    return rank_array(np.asarray(boards)[:, :, :POINTS])
+
+
+def _board_ranks_c(boards: np.ndarray) -> np.ndarray:
+    raw = uint8_boards(boards)
+    return np.frombuffer(_C.home_ranks(raw), dtype=np.int64).reshape(len(raw), 2)
+
+
+# In C where engine.moves uses C: one call for a batch instead of numpy's cumulative sum and gathers.
+_C = c_extension()
+board_ranks = _board_ranks_c if hasattr(_C, "home_ranks") else board_ranks_numpy
