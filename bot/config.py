@@ -65,6 +65,7 @@ class EmbeddedServerConfig:
     web_origins: tuple[str, ...] = ()  # WebSocket origins allowed besides the page's own (a proxy's URL)
     max_connections: int = 1000  # telnet connections in all (kept below the process's file limit)
     max_connections_per_address: int = 16
+    login_timeout: float = 120.0  # seconds from a connection's start to its login, whatever it sends
 
 
 @dataclass(frozen=True)
@@ -291,6 +292,7 @@ def _validate(c: Config) -> None:
     check(0 <= c.server.web_port < 65536, "server.web_port must be 0..65535")
     check(1 <= c.server.bot_accounts <= 64, "server.bot_accounts must be 1..64")
     check(c.server.max_line >= 80, "server.max_line must be at least 80")
+    check(c.server.login_timeout > 0, "server.login_timeout must be positive")
     check(
         1 <= c.server.max_connections_per_address <= c.server.max_connections,
         "server: need 1 <= max_connections_per_address <= max_connections",

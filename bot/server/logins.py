@@ -1,7 +1,7 @@
 """Throttling password guesses without locking the owner out (issue 28, item 1).
 
 Every password check of one account goes through its ``LoginGate`` slot: one check at a time, and after a failed
-check the next one on that account starts no earlier than ``spacing`` seconds after the failed one started, so
+check the next one on that account starts no earlier than ``spacing`` seconds after the failed one ended, so
 that any number of connections guess at most one password per ``spacing`` per account. The waiting attempts are
 not a queue but a priority list, so the owner does not wait behind the guesses:
 
@@ -9,7 +9,7 @@ not a queue but a priority list, so the owner does not wait behind the guesses:
    account's last login address from the store) come first;
 2. then attempts from addresses with fewer recent failures (a guesser's address sinks with each wrong guess, a
    new user's stays at 0);
-3. then the oldest.
+3. then the newest (an attack's first wave of fresh addresses does not hold up a player arriving later).
 
 Failures also cost the address: after ``f`` failures an address waits ``min(cap, base * 2 ** (f - 1))`` between
 two of its untrusted checks, whatever the account (one address spraying many accounts), but an address's cost
@@ -171,7 +171,7 @@ class LoginGate:
         else:
             acc.failures += 1
             acc.last = now
-            acc.free_at = max(acc.free_at, acc.started + self.spacing)
+            acc.free_at = max(acc.free_at, now + self.spacing)  # from the check's end: <= 1 per spacing
             delay = self._address_failed(host, now)
         self._notify()
         return delay
@@ -213,7 +213,9 @@ class LoginGate:
         return address is None or now >= address.free_at
 
     def _priority(self, waiter: _Waiter) -> tuple[int, int, int]:
-        return (0 if waiter.trusted else 1, self.address_failures(waiter.host), waiter.seq)
+        # Among equals the newest first: a new player's fresh address is not queued behind the fresh addresses
+        # an attack opened with (the old ones wait; their login timeout bounds it).
+        return (0 if waiter.trusted else 1, self.address_failures(waiter.host), -waiter.seq)
 
     def _eligible(self, acc: _Account, me: _Waiter, now: float) -> bool:
         if acc.busy or now < acc.free_at or not self._ready(me, now):

@@ -183,6 +183,7 @@ class FibsServer:
             on_match_finished=on_match_finished,
             max_connections=config.max_connections,
             max_connections_per_address=config.max_connections_per_address,
+            login_timeout=config.login_timeout,
         )
 
     # -- life cycle -----------------------------------------------------------------------------------------
