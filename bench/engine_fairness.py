@@ -12,8 +12,9 @@ daemon in its own, so the measure includes the daemon's event loop, server and b
 A bot's reply time is the time from the last line a client received before the bot's action (the board that
 gave the bot its turn) to the line of the action itself (``gammond rolls``, ``moves``, ``doubles``,
 ``accepts``, ``rejects``). Reported per level: count, p50, p90, p99, max; and the world-class bot's. The
-target: expert p99 < 100 ms beside the world-class match. ``--slow-workers 0`` runs every decision in the
-engine threads (the old behaviour with ``--threads 1``), for the before/after.
+target: expert p99 < 100 ms beside the world-class match. ``--single-thread`` runs the daemon with one engine
+thread for every decision (as before issue 28), for the before/after; ``--slow-workers 0`` puts the slow
+decisions on a thread of their own instead of a process.
 """
 
 from __future__ import annotations
@@ -36,6 +37,20 @@ from protocols.fibs import events as ev
 
 HOST = "127.0.0.1"
 PASSWORD = "fairness1"
+# `gammond run` with the daemon's executor replaced by one thread for every engine call, as before issue 28
+SINGLE_THREAD = """
+import sys
+from concurrent.futures import ThreadPoolExecutor
+import bot.daemon
+class OneThread(ThreadPoolExecutor):
+    def __init__(self, threads, slow_workers, factory, log):
+        super().__init__(max_workers=threads, thread_name_prefix="engine")
+    def warm_up(self):
+        return None
+bot.daemon.EnginePool = OneThread
+from bot.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
 BOT_ACTIONS = (ev.Rolls, ev.Moves, ev.Doubles, ev.AcceptsDouble, ev.CannotMove)
 
 
@@ -159,11 +174,13 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         folder = Path(tmp)
         port = free_port()
         config = write_config(folder, port, args)
+        command = [sys.executable, "-m", "bot.cli", "run", "--config", str(config)]
+        if args.single_thread:  # the daemon as it was: one engine thread for every bot (the before)
+            command[1:3] = ["-c", SINGLE_THREAD]
         with open(folder / "daemon.log", "wb") as log_file:
             child = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot.cli", "run", "--config", str(config),
-                stdout=asyncio.subprocess.DEVNULL, stderr=log_file,
-            )  # fmt: skip
+                *command, stdout=asyncio.subprocess.DEVNULL, stderr=log_file
+            )
         try:
             deadline = time.monotonic() + 120
             while True:  # the daemon is up when its bots are online
@@ -211,6 +228,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             "experts": args.experts,
             "threads": args.threads,
             "slow_workers": args.slow_workers,
+            "single_thread": args.single_thread,
             "matches_finished": sum(finished),
             "expert_replies": summary(expert),
             "worldclass_replies": summary(world),
@@ -232,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--slow-workers", type=int, default=None, help="engine.slow_workers (default: the config's)"
     )
+    parser.add_argument("--single-thread", action="store_true", help="one engine thread for all (the before)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     report = asyncio.run(run(args))

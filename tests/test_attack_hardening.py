@@ -406,3 +406,25 @@ async def test_a_world_class_decision_does_not_stall_the_other_bots(tmp_path: Pa
     finally:
         daemon.abort()
         await asyncio.wait_for(task, 30)
+
+
+async def test_websocket_clients_are_capped(tmp_path: Path) -> None:
+    """Idle WebSocket clients had no bound either (each holds a file handle)."""
+    fibs = FibsServer(tmp_path / "server.sqlite3", port=0, scrypt_n=FAST_HASH, login_delay=0.01)
+    web = WebService(fibs, None, port=0, max_connections=2)
+    await fibs.start()
+    await web.start()
+    url = f"ws://127.0.0.1:{web.port}/ws"
+    try:
+        async with websockets.connect(url) as one, websockets.connect(url) as two:
+            for ws in (one, two):
+                await ws.send(wm.render(wm.Hello(wm.PROTOCOL_VERSION, "test")))
+                await asyncio.wait_for(ws.recv(), 10)
+            with pytest.raises(InvalidStatus) as refused:
+                await _hello(web.port)
+            assert refused.value.response.status_code == 503
+        await until(lambda: web.connections == 0, 10)
+        assert '"welcome"' in await _hello(web.port)  # room again
+    finally:
+        await web.close()
+        await fibs.close()

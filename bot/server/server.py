@@ -311,15 +311,15 @@ class FibsServer:
         reserve = 256
         try:
             soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-            wanted = self.max_connections + 2 * reserve
+            wanted = 2 * self.max_connections + 2 * reserve  # the web port takes as many
             if soft != resource.RLIM_INFINITY and soft < wanted:
                 raised = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
                 resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
                 soft = raised
         except (ValueError, OSError):
             return
-        if soft != resource.RLIM_INFINITY and self.max_connections > soft - 2 * reserve:
-            fitted = max(16, soft - 2 * reserve)
+        if soft != resource.RLIM_INFINITY and 2 * self.max_connections > soft - 2 * reserve:
+            fitted = max(16, (soft - 2 * reserve) // 2)
             log.warning(
                 "max_connections lowered to fit the file limit",
                 configured=self.max_connections,

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.http11 import Request, Response
 
 from bot.config import PolicyConfig
 from bot.policy import accepted_lengths
 from bot.server.server import FibsServer
 from bot.web.connection import WebConnection
-from bot.web.http import StaticFiles
+from bot.web.http import WS_PATH, StaticFiles
 from bot.web.hub import WebHub
 from engine.analyser import Analyser
 from protocols.web import messages as wm
@@ -41,6 +43,7 @@ class WebService:
         policy: PolicyConfig | None = None,
         archive: Path | None = None,
         origins: tuple[str, ...] = (),
+        max_connections: int = 1000,
     ) -> None:
         self.fibs = fibs
         self.host = host
@@ -54,6 +57,9 @@ class WebService:
         # the folder /api/archive reads (None: no archive); the WebSocket origins allowed besides the page's
         self.static = StaticFiles(archive=archive, origins=origins)
         self._server: Server | None = None
+        self.max_connections = max_connections  # WebSocket clients at once; more are refused (HTTP 503)
+        self.connections = 0
+        self.refused = 0
 
     def __repr__(self) -> str:
         return f"<WebService http://{self.host}:{self.port}/ {self.hub!r}>"
@@ -67,7 +73,7 @@ class WebService:
             self._connection,
             self.host,
             self.port,
-            process_request=self.static.respond,
+            process_request=self._process_request,
             max_size=4 * MAX_MESSAGE,  # bytes: the protocol's own limit (characters) is checked after
             ping_interval=PING_INTERVAL,
             ping_timeout=PING_INTERVAL,
@@ -77,11 +83,26 @@ class WebService:
         self.hub.start()
         log.info("web page on %s", self.url)
 
+    async def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        if request.path.split("?", 1)[0] == WS_PATH and self.connections >= self.max_connections:
+            self.refused += 1
+            if self.refused == 1 or self.refused % 1000 == 0:  # a flood: a line per thousand, not one each
+                log.warning(
+                    "WebSocket refused: %d clients already (%d refused)", self.connections, self.refused
+                )
+            return connection.respond(
+                HTTPStatus.SERVICE_UNAVAILABLE, "The server is full; try again later.\n"
+            )
+        return await self.static.respond(connection, request)
+
     async def _connection(self, ws: ServerConnection) -> None:
+        self.connections += 1
         try:
             await WebConnection(self.hub, ws, idle_timeout=self.idle_timeout).run()
         except Exception:  # one client's failure stays in its own task
             log.exception("web connection from %s failed", ws.remote_address)
+        finally:
+            self.connections -= 1
 
     async def close(self) -> None:
         if self._server is not None:
@@ -111,6 +132,7 @@ async def start_web(server: FibsServer, analyser: Analyser | None, config: Any) 
         policy=getattr(config, "policy", None),
         archive=getattr(getattr(config, "daemon", None), "archive_dir", None),
         origins=tuple(getattr(section, "web_origins", ())),
+        max_connections=getattr(section, "max_connections", 1000),
     )
     await service.start()
     return service
