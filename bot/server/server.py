@@ -67,6 +67,7 @@ MAX_LOGIN_FAILURES = 5  # a connection is closed after this many failed logins
 LOGIN_PHASE_TIMEOUT = 120.0  # seconds from the connection's start to a login, whatever it sends
 ARCHIVE_RETRY_INITIAL = 5.0  # seconds before a failed archive write is tried again (doubling)
 ARCHIVE_RETRY_MAX = 300.0
+ACCEPT_BATCH = 16  # connections accepted per turn of the loop (and the listen backlog)
 TOO_MANY_CONNECTIONS = "** Too many connections from your address or to this server; try again later."
 MAX_SAVED = 8  # "If you have 8 or more unfinished games, you will be unable to start new games."
 SYSTEM = "System"  # the sender of the server's own announcements
@@ -190,7 +191,11 @@ class FibsServer:
 
     async def start(self) -> None:
         self._fit_file_limit()
-        self._server = await asyncio.start_server(self._connection, self.host, self.port, limit=1 << 16)
+        # backlog: asyncio accepts up to this many connections in one turn of the loop; a small batch keeps a
+        # flood of connections from stalling the players between two turns (the kernel queues the rest)
+        self._server = await asyncio.start_server(
+            self._connection, self.host, self.port, limit=1 << 16, backlog=ACCEPT_BATCH
+        )
         self.port = self._server.sockets[0].getsockname()[1]
         self._spawn(self._deliver_unarchived())
 
