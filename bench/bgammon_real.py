@@ -263,6 +263,7 @@ def run_real(args: argparse.Namespace) -> dict[str, Any]:
     server: subprocess.Popen[bytes] | None = None
     restarts: list[dict[str, Any]] = []
     started = time.time()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # stopped: the peers are stopped too
     try:
         if db:
             start_postgres(work)
@@ -300,8 +301,11 @@ def run_real(args: argparse.Namespace) -> dict[str, Any]:
             time.sleep(0.5)
             if len(restarts) < args.restarts and time.time() >= next_at:
                 beat = daemon.heartbeat()
-                if not beat.get("active_matches"):
-                    continue  # mid-match only
+                if beat.get("active_matches", 0) < sum(1 for p in procs if p.poll() is None):
+                    # mid-match only, for every bot whose human still plays: a bot stopped just as a human
+                    # joins its new match is not seated back (the server lets only players who rolled the
+                    # opening rejoin), and the shared human waits in that match for good
+                    continue
                 sig = signal.SIGTERM if len(restarts) % 2 == 0 else signal.SIGKILL
                 t0 = time.time()
                 code = daemon.stop(sig)
@@ -323,10 +327,12 @@ def run_real(args: argparse.Namespace) -> dict[str, Any]:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 server.wait(10)
     elapsed = time.time() - started
-    result = analyse_run(work, args, db, restarts)
+    try:
+        result = analyse_run(work, args, db, restarts)
+    finally:
+        if db:
+            stop_postgres(work)
     result["elapsed_s"] = round(elapsed, 1)
-    if db:
-        stop_postgres(work)
     return result
 
 

@@ -11,6 +11,7 @@ import io
 import json
 import random
 import socket
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -271,3 +272,58 @@ async def test_healthz_and_logs_show_a_bgammon_bot_whose_login_is_refused(
         finally:
             daemon.abort()
             await asyncio.wait_for(task, DEADLINE)
+
+
+# -- a game whose end the bot did not see (stopped just then; the server went on to the next game) ----------------
+
+
+async def test_a_game_end_not_seen_is_read_from_the_score(tmp_path: Path) -> None:
+    """Every non-final game end of a recorded match, hidden in turn (the ``win`` and every board up to the next
+    game's opening): the tracker ends the game from the server's score, as the full stream records it."""
+    from protocols.bgammon import events as ev
+
+    seen: list[ev.BgammonEvent] = []
+    async with FakeBgammonServer(seed=3, accounts=ACCOUNTS) as server:
+        script = Script(matches=1, smart=True, double_lead=None, answers=("drop", "drop", "take"), seed=9)
+        opponent = ScriptedOpponent(server.tcp_address, "bob", BOT, script)
+        bot = make_bot(server.tcp_address, tmp_path / "archive", None)
+        original = bot._on_event
+
+        async def spy(event: ev.BgammonEvent) -> None:
+            seen.append(event)
+            await original(event)
+
+        bot._on_event = spy  # type: ignore[method-assign]
+        stop = asyncio.Event()
+        task = asyncio.create_task(bot.run(stop))
+        await asyncio.wait_for(opponent.run(), DEADLINE)
+        await eventually(lambda: len(bot.archived) == 1)
+        stop.set()
+        await asyncio.wait_for(task, DEADLINE)
+    names = (BOT, "Guest_bob")
+
+    def record_of(events: list[ev.BgammonEvent]) -> tuple[object, MatchTracker]:
+        tracker = MatchTracker(names, 5, site="fake", event="bgammon")
+        for event in events:
+            if isinstance(event, ev.Board | ev.Win):
+                tracker.on_event(event)
+        record = tracker.record()
+        assert record is not None
+        return record.games, tracker
+
+    full, tracker = record_of(seen)
+    assert tracker.complete and len(full) >= 3  # type: ignore[arg-type]
+    ends = [i for i, e in enumerate(seen) if isinstance(e, ev.Win)][:-1]  # the last game ends the match
+    hows = Counter()
+    for i in ends:
+        first = i
+        while isinstance(seen[first - 1], ev.Board) and seen[first - 1].state.winner:  # type: ignore[union-attr]
+            first -= 1
+        last = next(
+            j for j in range(i, len(seen)) if isinstance(seen[j], ev.Board) and seen[j].state.turn == 0
+        )
+        games, hidden = record_of(seen[:first] + seen[last:])
+        assert games == full and hidden.complete, hidden.error
+        assert any("its end was not seen" in note for note in hidden.notes)
+        hows[seen[i].resigned != ""] += 1  # type: ignore[union-attr]
+    assert hows[True] and hows[False]  # a double dropped and a bear-off, each hidden at least once

@@ -247,6 +247,7 @@ class BgammonBot:
             Player(self.analyser, self._level(opponent), self._rng),
             greeted=True,
             key=stored.key,
+            board=persist.last_board(stored),  # for the archive key, should the server not seat us again
         )
         self.log.info("bgammon.match_restored", game=game_id, key=stored.key, opponent=opponent)
 

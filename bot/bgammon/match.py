@@ -232,7 +232,11 @@ class MatchTracker:
             self._last = b
             return
         if b.turn == 0:
-            self._stop("a new game began before the last one was seen to end")
+            if not self._end_unseen(builder, b):
+                self._stop("a new game began before the last one was seen to end")
+                return
+            self._check_score(b)
+            self._last = b
             return
         if b.winner:  # the last move of a game was played; ``win`` follows
             self._last = b
@@ -271,6 +275,51 @@ class MatchTracker:
                 start = state.position
             self._turn = _Turn(acting, start, (b.roll1, b.roll2))
         self._last = b
+
+    def _end_unseen(self, builder: RecordBuilder, b: BoardState) -> bool:
+        """The game ended while nothing was read (the bot stopped just then, and the server went on to the next
+        game): the server's score says who won and how many points. A double of the winner that was waiting was
+        dropped, or the winner's turn under way bore off the last chequers; True when the record ends the game
+        so, with the points the server scored. Anything else is left unexplained (False)."""
+        state = builder.state
+        gain = (b.score[0] - state.score[0], b.score[1] - state.score[1])
+        if min(gain) != 0 or max(gain) <= 0 or self._dead_takes:
+            return False
+        winner, points, cube = (0 if gain[0] else 1), max(gain), state.cube
+        loser = 1 - winner
+        turn = self._turn
+        if self._doubler == winner and turn is None:
+            level = win_level(state.position if state.on_roll == winner else state.position.swap())
+            if level * cube != points:
+                return False
+            if level == 1 and state.may_double(winner):
+                builder.add_double(winner)
+                builder.add_drop(loser)
+            else:
+                builder.add_resign(loser, level)
+                builder.add_accept(winner)
+        elif self._doubler is None and turn is not None and turn.player == winner:
+            ends = [p for p in legal_plays(turn.start, turn.dice) if not sum(p.position.me)]
+            if not ends or any(p.position != ends[0].position for p in ends):
+                return False
+            end = ends[0].position
+            level = win_level(end)
+            if level * cube != points:
+                return False
+            if level == _standard_level(end):
+                builder.add_move(winner, ends[0].move, turn.dice)
+            else:  # bgammon's own scoring, as in _on_win
+                builder.add_roll(winner, turn.dice)
+                builder.add_resign(loser, level)
+                builder.add_accept(winner)
+        else:
+            return False
+        self._turn = None
+        self._doubler = None
+        self.notes.append(
+            f"game {self.games_seen}: its end was not seen (the bot was away); read from the score"
+        )
+        return builder.state.game_state != GameState.PLAYING
 
     def _missed_take(self, builder: RecordBuilder, b: BoardState, acting: int) -> bool:
         """The cube is twice the record's, the doubler (on roll in the record, dice not yet rolled) to act: the
