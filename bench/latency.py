@@ -275,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true", help="report the checkpoint as it is")
     args = ap.parse_args(argv)
     load = [round(x, 2) for x in os.getloadavg()]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     t0 = time.time()
     if not args.report_only:
         if not Path(GNUBG).exists():
@@ -286,12 +287,11 @@ def main(argv: list[str] | None = None) -> int:
         print("nothing measured yet", file=sys.stderr)
         return 1
     result = report(rows, args)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     result.update(
         {
             "bench": "latency",
             "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "commit": commit.stdout.strip(),
+            "commit": commit.stdout.strip(),  # at the start of this run (a resumed run: of its last part)
             "positions": len(rows),
             "classes": {c: sum(r["class"] == c for r in rows) for c in CLASSES},
             "cpu": args.cpu,

@@ -37,6 +37,7 @@ GNUBG_SCRIPT = """
 import gnubg, json, os, time
 for c in ("set display off", "set threads 1", "set rollout trials {trials}", "set rollout seed {seed}",
           "set rollout varredn {vr}", "set rollout cubedecision plies 0", "set rollout chequerplay plies 0",
+          "set rollout cubeful {cubeful}",
           "new game", "set gnubgid {pid}:{key}"):
     gnubg.command(c)
 t0 = time.process_time()
@@ -67,12 +68,12 @@ def pick_positions() -> dict[str, str]:
     return out
 
 
-def ours_cpu(analyser: object, pid: str, trials: int, vr: bool, seed: int) -> float:
+def ours_cpu(analyser: object, pid: str, trials: int, vr: bool, seed: int, cubeful: bool = True) -> float:
     from engine.cube import CubeInfo
     from engine.position import Position
     from engine.rollout import RolloutSettings, rollout_sums
 
-    settings = RolloutSettings(trials=trials, variance_reduction=vr, seed=seed)
+    settings = RolloutSettings(trials=trials, variance_reduction=vr, seed=seed, cubeful=cubeful)
     t0 = time.process_time()
     # the trials only (rollout_sums): the summary after them costs nothing, and with few trials and variance
     # reduction it may refuse estimates a little outside 0..1
@@ -81,11 +82,18 @@ def ours_cpu(analyser: object, pid: str, trials: int, vr: bool, seed: int) -> fl
     return time.process_time() - t0
 
 
-def gnubg_cpu(pid: str, trials: int, vr: bool, seed: int, cpu: int) -> float:
+def gnubg_cpu(pid: str, trials: int, vr: bool, seed: int, cpu: int, cubeful: bool = True) -> float:
     with tempfile.TemporaryDirectory(prefix="gnubg_roll_") as tmp:
         script, out = Path(tmp, "roll.py"), Path(tmp, "out.json")
         script.write_text(
-            GNUBG_SCRIPT.format(trials=trials, seed=seed, vr="on" if vr else "off", pid=pid, key=MONEY_KEY)
+            GNUBG_SCRIPT.format(
+                trials=trials,
+                seed=seed,
+                vr="on" if vr else "off",
+                pid=pid,
+                key=MONEY_KEY,
+                cubeful="on" if cubeful else "off",
+            )
         )
         subprocess.run(
             [GNUBG, "-t", "-q", "-r", "-p", str(script)],
@@ -107,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vr-trials", type=int, default=72, help="trials with variance reduction")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--cpu", type=int, default=1, help="core for both (-1: do not pin)")
+    ap.add_argument(
+        "--cubeless",
+        action="store_true",
+        help="cubeless rollouts: every game played to its end by both (cubeful, a game ends at a dropped double)",
+    )
     ap.add_argument("--json", type=Path, help="write the result here")
     args = ap.parse_args(argv)
     if args.cpu >= 0:
@@ -119,13 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name, pid in positions.items():
         for vr, trials in ((False, args.trials), (True, args.vr_trials)):
-            o = ours_cpu(analyser, pid, trials, vr, args.seed)
-            g = gnubg_cpu(pid, trials, vr, args.seed, args.cpu)
+            o = ours_cpu(analyser, pid, trials, vr, args.seed, not args.cubeless)
+            g = gnubg_cpu(pid, trials, vr, args.seed, args.cpu, not args.cubeless)
             row = {
                 "position": name,
                 "id": pid,
                 "vr": vr,
                 "trials": trials,
+                "cubeful": not args.cubeless,
                 "ours_games_per_cpu_s": round(trials / o, 1),
                 "gnubg_games_per_cpu_s": round(trials / g, 1),
                 "ratio": round(g / o, 2),
