@@ -221,6 +221,9 @@ def test_chance_off_in_one_roll_equals_generating_every_play() -> None:
     sides += [random_race_side(rng) for _ in range(1500)]
     expected = [chance_off_by_plays(s) for s in sides]
     assert chances_off_in_one_roll(np.array(sides)).tolist() == expected  # bit for bit
+    # runs of equal rows (a search's batches) are computed once and spread back
+    runs = np.repeat(np.array(sides[:300]), [1, 3, 2] * 100, axis=0)
+    assert chances_off_in_one_roll(runs).tolist() == np.repeat(expected[:300], [1, 3, 2] * 100).tolist()
     assert [chance_off_in_one_roll(s) for s in sides[:50]] == expected[:50]
     assert len(set(expected)) > 15  # the sample reaches many different answers, not only 0 and 1
 
