@@ -22,6 +22,7 @@ import datetime
 import itertools
 import resource
 import secrets
+import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -67,7 +68,8 @@ MAX_LOGIN_FAILURES = 5  # a connection is closed after this many failed logins
 LOGIN_PHASE_TIMEOUT = 120.0  # seconds from the connection's start to a login, whatever it sends
 ARCHIVE_RETRY_INITIAL = 5.0  # seconds before a failed archive write is tried again (doubling)
 ARCHIVE_RETRY_MAX = 300.0
-ACCEPT_BATCH = 16  # connections accepted per turn of the loop (and the listen backlog)
+ACCEPT_BATCH = 16  # connections accepted per turn of the loop
+LISTEN_BACKLOG = 1024  # connections the kernel holds for us meanwhile
 TOO_MANY_CONNECTIONS = "** Too many connections from your address or to this server; try again later."
 MAX_SAVED = 8  # "If you have 8 or more unfinished games, you will be unable to start new games."
 SYSTEM = "System"  # the sender of the server's own announcements
@@ -191,11 +193,19 @@ class FibsServer:
 
     async def start(self) -> None:
         self._fit_file_limit()
-        # backlog: asyncio accepts up to this many connections in one turn of the loop; a small batch keeps a
-        # flood of connections from stalling the players between two turns (the kernel queues the rest)
+        # asyncio accepts up to `backlog` connections in one turn of the loop: a small batch keeps a flood of
+        # connections from stalling the players between two turns. The kernel's queue is set larger again
+        # (on a duplicate of the socket: the same queue), or a burst would have its handshakes dropped and
+        # retried for seconds, its login timeout running from a late start.
         self._server = await asyncio.start_server(
             self._connection, self.host, self.port, limit=1 << 16, backlog=ACCEPT_BATCH
         )
+        for listening in self._server.sockets:
+            with (
+                contextlib.suppress(OSError),
+                socket.fromfd(listening.fileno(), listening.family, listening.type) as duplicate,
+            ):
+                duplicate.listen(LISTEN_BACKLOG)
         self.port = self._server.sockets[0].getsockname()[1]
         self._spawn(self._deliver_unarchived())
 
