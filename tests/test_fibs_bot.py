@@ -739,7 +739,7 @@ def test_a_dance_after_a_move_the_server_did_not_take_is_no_crash() -> None:
 def test_a_double_in_what_the_tracker_holds_for_the_crawford_game_is_followed() -> None:
     # BaldLies resumes a Crawford game as a post-Crawford one (it stores the post-Crawford flag one game early)
     # and lets the opponent double: the bot follows the server, its take is no InvalidMatchStateError, and the
-    # record stops there with a note.
+    # record goes on whole under the Crawford rule off, with a note (issue 28 item 6).
     tracker = MatchTracker(
         key="k", server="s", names=("me", "oppo"), length=5, started=datetime.datetime(2026, 1, 1)
     )
@@ -763,7 +763,9 @@ def test_a_double_in_what_the_tracker_holds_for_the_crawford_game_is_followed() 
     state = tracker.state
     assert state is not None and state.doubled and not state.crawford and tracker.due()
     tracker.act(Action(0, ActionKind.TAKE))  # raised InvalidMatchStateError in the Crawford game
-    assert "Crawford" in tracker.record_note
+    record = tracker.record()
+    assert not tracker.record_note and record is not None and not record.partial
+    assert not record.rules.crawford and "Crawford" in record.comment
 
 
 def test_tracker_snapshot_errors_are_typed() -> None:

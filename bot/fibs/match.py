@@ -23,7 +23,7 @@ from typing import Any
 from bot.fibs.bridge import FIBS_RULES, INITIAL, Step, board_state, bridges, opening_roll, same_state
 from engine.errors import EngineError
 from engine.ids import GameState
-from engine.match import GameResult, MatchState, ResignLevel
+from engine.match import GameResult, MatchState, ResignLevel, Rules
 from engine.moves import Move
 from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, RecordError, apply_action
 from protocols.fibs import events as ev
@@ -162,10 +162,14 @@ class MatchTracker:
         self.record_note = ""  # why the record stops before the end, if it does
         self.inferred: list[str] = []  # turns whose roll the record had to guess from a board
         self._base: tuple[tuple[int, int], bool] | None = None  # (score, crawford) where the record starts
+        # The record's rules: Crawford off once the server played the Crawford game as an ordinary one
+        self.rules = FIBS_RULES
+        self.rules_note = ""
         self._steps: list[Step] = []
         self._builder: RecordBuilder | None = None
         self._own: _Own | None = None
         self._asked_after: _Own | None = None  # the own action pending when the bot last asked for the board
+        self._echo_due: ActionKind | None = None  # an own cube answer a board confirmed before its echo line
         self.direction = 0  # FIBS direction of player 0 from the last board (0: no board seen yet)
 
     def __repr__(self) -> str:
@@ -210,10 +214,13 @@ class MatchTracker:
         if self._builder is None:
             return None
         record = self._builder.record()
+        notes = [self.rules_note] if self.rules_note else []
         if self.record_note:
-            record = record.replace(partial=True, comment="\n".join([self.record_note, *self.inferred]))
-        elif self.inferred:
-            record = record.replace(comment="\n".join(self.inferred))
+            record = record.replace(
+                partial=True, comment="\n".join([self.record_note, *notes, *self.inferred])
+            )
+        elif notes or self.inferred:
+            record = record.replace(comment="\n".join([*notes, *self.inferred]))
         return record
 
     def who(self, name: str) -> int | None:
@@ -321,10 +328,19 @@ class MatchTracker:
         if own is not None and p == 0 and own.action.kind == kind:
             self._confirm()  # the echo of the bot's own action
             return
+        if own is None and p == 0 and not self.watching and self._echo_due == kind:
+            # BaldLies may answer the board the bot asked for before it echoes the action ("You accept the
+            # double."): the board confirmed it, the line is no second take
+            self._echo_due = None
+            return
         state = self.state
         assert state is not None
         if kind == ActionKind.DOUBLE and (state.doubled or state.dice[0]):
             return  # a watcher's copy of a double already applied
+        if kind == ActionKind.DOUBLE and state.crawford and p in self.others:
+            # BaldLies lets a player double in a resumed Crawford game and says only "alice doubles.": the
+            # server's rules hold, or the bot never answers the double it is waiting on
+            self._play_without_crawford()
         self._confirm_by_other(p)
         self._try_apply(Action(p, kind), notes)
 
@@ -449,12 +465,11 @@ class MatchTracker:
             and state.score == target.score
         ):
             # BaldLies may resume a Crawford game as a post-Crawford one: the server's rules hold
-            self._stop_record(
-                f"the server does not play game {state.game_number or '?'} as the Crawford game"
-            )
-            self.state = state = state.replace(crawford=False)
-            self.version += 1
+            self._play_without_crawford()
+            state = self.state
         if state is not None and state.game_state == GameState.PLAYING and same_state(state, target):
+            if self._own is not None:
+                self._echo_due = self._own.action.kind
             self._confirm()
             return
         own = self._own
@@ -485,6 +500,26 @@ class MatchTracker:
         self.state = target
         self.version += 1
 
+    def _play_without_crawford(self) -> None:
+        """The server plays the game held for the Crawford game as an ordinary one (BaldLies stores the post-Crawford
+        flag a game early, so a Crawford game resumed after a save is post-Crawford there): follow it. The
+        record stays whole and valid by going over to the Crawford rule off (a ``.mat`` has no Crawford flag
+        per game, only the match's ``Crawford`` tag): every game before replays the same, as does this one up
+        to here (no cube was turned in it), and the cube from here on is legal."""
+        state = self.state
+        assert state is not None
+        number = state.game_number or "?"
+        self.state = state.replace(crawford=False)
+        self.version += 1
+        if self.rules.crawford:
+            self.rules = Rules(crawford=False, jacoby=FIBS_RULES.jacoby, beavers=FIBS_RULES.beavers)
+            self.rules_note = (
+                f"The server played game {number}, the Crawford game, without the Crawford rule "
+                "(a game resumed after a save): the match is recorded with the Crawford rule off."
+            )
+            if self.recording:
+                self._rebuild()
+
     def _guess_text(self, state: MatchState, path: list[Step]) -> str:
         """Where the record holds a roll it had to choose among several that the board allows."""
         moves = [s for s in path if isinstance(s, Action) and s.kind == ActionKind.MOVE]
@@ -506,8 +541,8 @@ class MatchTracker:
         roll = opening_roll(target)
         self._own = None
         if self._builder is None and not self.record_note:
-            between = MatchState.new_match(self.length, FIBS_RULES, self.names)
-            crawford = target.crawford
+            between = MatchState.new_match(self.length, self.rules, self.names)
+            crawford = target.crawford and self.rules.crawford
             self._base = (target.score, crawford)
             self._builder = self._new_builder(between.replace(score=target.score, crawford=crawford))
             self._steps = []
@@ -562,6 +597,7 @@ class MatchTracker:
         if before is None:
             raise TrackerError("no match state yet")
         after = apply_action(before, action)
+        self._echo_due = None
         if self.recording and self._builder is not None:
             try:
                 self._builder.add(action)
@@ -602,8 +638,8 @@ class MatchTracker:
             self._builder = None
             return
         score, crawford = self._base
-        start = MatchState.new_match(self.length, FIBS_RULES, self.names).replace(
-            score=score, crawford=crawford
+        start = MatchState.new_match(self.length, self.rules, self.names).replace(
+            score=score, crawford=crawford and self.rules.crawford
         )
         builder = self._new_builder(start)
         for step in self._steps:
@@ -629,6 +665,8 @@ class MatchTracker:
             "finished": self.finished,
             "note": self.record_note,
             "inferred": list(self.inferred),
+            "crawford_rule": self.rules.crawford,
+            "rules_note": self.rules_note,
             "base": None if self._base is None else {"score": list(self._base[0]), "crawford": self._base[1]},
             "steps": [_step_json(s) for s in self._steps],
             "state": state.gnubg_id if state else None,
@@ -662,6 +700,9 @@ class MatchTracker:
             tracker.finished = bool(data["finished"])
             tracker.record_note = str(data["note"])
             tracker.inferred = [str(x) for x in data.get("inferred", [])]
+            if not data.get("crawford_rule", True):
+                tracker.rules = Rules(crawford=False, jacoby=FIBS_RULES.jacoby, beavers=FIBS_RULES.beavers)
+            tracker.rules_note = str(data.get("rules_note", ""))
             if data["base"] is not None:
                 tracker._base = (
                     (int(data["base"]["score"][0]), int(data["base"]["score"][1])),
@@ -693,5 +734,5 @@ class MatchTracker:
             if tracker.state is None or built.gnubg_id != tracker.state.gnubg_id:
                 tracker.record_note = "the stored record and state disagree"
             else:
-                tracker.state = built
+                tracker.state = built.replace(rules=FIBS_RULES)  # the record's rules are not the server's
         return tracker

@@ -1,0 +1,99 @@
+"""The FIBS bot on what BaldLies (the FIBS clone) really sends, issue 28 items 6-10: the lines were recorded on
+loopback between the bot and a BaldLies server (tests/data/samples/fibs/baldlies-bot-*.txt) and are replayed
+through the match tracker, or served by the scripted fake server (tests/fibs_fake_server.py)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+
+from bot.fibs.match import Desync, MatchTracker, Note
+from engine.formats.mat import read_mat, write_mat
+from engine.ids import GameState
+from engine.record import Action, ActionKind
+from protocols.fibs import events as ev
+from protocols.fibs.client import FibsClientProtocol
+from protocols.fibs.lines import parse_line
+from tests.samples import sample_path
+
+KILL = "kill"
+
+
+def _wire(name: str, user: str = "gammond") -> Iterator[tuple[str, str]]:
+    """("<", line) received, (">", line) sent, (KILL, "") where the daemon was killed and started again."""
+    for line in sample_path("fibs", name).read_text(encoding="utf-8").split("\n"):
+        if line.startswith("# --- kill"):
+            yield KILL, ""
+        elif line.startswith(f"[{user} <] "):
+            yield "<", line[len(user) + 5 :]
+        elif line.startswith(f"[{user} >] "):
+            yield ">", line[len(user) + 5 :]
+
+
+def _own(tracker: MatchTracker, command: str) -> None:
+    """Record the bot's own command in the tracker, as the bot does before sending it."""
+    state = tracker.state
+    word, _, rest = command.partition(" ")
+    if state is None or word not in ("move", "accept", "reject", "double"):
+        return  # roll, join, board, kibitz, tell ...: not an action of the record, or the server's echo is
+    assert tracker.due(), f"the bot sent {command!r} out of turn"
+    if word == "move":
+        moves = parse_line(f"{tracker.names[0]} moves {rest} .")
+        assert isinstance(moves, ev.Moves) and moves.move is not None
+        action = Action(0, ActionKind.MOVE, dice=state.dice, move=moves.move)
+    elif word == "double":
+        action = Action(0, ActionKind.DOUBLE)
+    elif state.resigned:
+        action = Action(0, ActionKind.ACCEPT if word == "accept" else ActionKind.REJECT)
+    else:
+        action = Action(0, ActionKind.TAKE if word == "accept" else ActionKind.DROP)
+    tracker.act(action)
+
+
+def test_a_double_baldlies_announces_in_a_resumed_crawford_game_is_answered_and_recorded_whole() -> None:
+    # issue 28 item 6: BaldLies resumes a Crawford game as a post-Crawford one and lets the trailer double with
+    # only "alice doubles. Type 'accept' or 'reject'." (no board). The tracker held the Crawford game, refused
+    # the double ("doubling is not allowed in the Crawford game") and the bot never answered it.
+    started = datetime.datetime(2026, 11, 28, 13, 2, tzinfo=datetime.UTC)
+    tracker = MatchTracker(key="k", server="baldlies", names=("gammond", "alice"), length=2, started=started)
+    protocol = FibsClientProtocol()
+    notes: list[Note] = []
+    doubles = 0
+    for kind, line in _wire("baldlies-bot-crawford-resume-double.txt"):
+        if kind == KILL:  # the daemon restarts from what it stored
+            before = tracker.state
+            tracker = MatchTracker.restore(tracker.snapshot())
+            protocol = FibsClientProtocol()
+            assert before is not None and before.crawford and tracker.state == before
+            continue
+        if kind == ">":
+            _own(tracker, line)
+            continue
+        for event in protocol.receive_data((line + "\r\n").encode()):
+            notes += tracker.feed(event)
+            if isinstance(event, ev.Doubles) and event.player == "alice":
+                doubles += 1
+                state = tracker.state
+                assert state is not None and state.doubled and not state.crawford
+                assert tracker.due()  # the bot answers it
+    assert doubles == 1
+    assert not [n for n in notes if isinstance(n, Desync)]
+    record = tracker.record()
+    assert record is not None and tracker.finished and not tracker.record_note and not record.partial
+    assert record.final_score == (5, 0) and record.match_over
+    # A .mat has no Crawford flag per game: the match is written with the Crawford rule off, which the
+    # games before replay the same under, and says why.
+    assert not record.rules.crawford and "Crawford game" in record.comment
+    crawford_game = record.games[1]
+    assert crawford_game.score == (1, 0)
+    assert [a.kind for a in crawford_game.actions if a.kind in (ActionKind.DOUBLE, ActionKind.TAKE)] == [
+        ActionKind.DOUBLE,
+        ActionKind.TAKE,
+    ]
+    text = write_mat(record)
+    assert '[Crawford "Off"]' in text
+    again = read_mat(text)
+    assert again.final_score == (5, 0) and not again.partial
+    assert again.final_state().game_state != GameState.PLAYING
+    restored = MatchTracker.restore(tracker.snapshot())
+    assert restored.record() == record
