@@ -348,16 +348,20 @@ class _RollTable:
         kids, counts = roll_children(boards)
         probs = search.evaluate_boards(kids, 0)  # the opponent is on roll in every child
         sizes = counts.sum(axis=1)
-        ends = np.cumsum(sizes)
-        out = np.zeros((len(positions), 21))
+        # The cube values of each child, one call per cube state (a match has a few dozen) rather than one per
+        # position: every number is computed row by row, so the values are the same.
+        owner = np.repeat(np.arange(len(positions)), sizes)
+        mine = np.empty(len(kids))
+        by_state: dict[cubes.CubeInfo, list[int]] = {}
         for i, ci in enumerate(states):
-            lo, hi = int(ends[i] - sizes[i]), int(ends[i])
+            by_state.setdefault(ci, []).append(i)
+        for ci, members in by_state.items():
+            rows = np.flatnonzero(np.isin(owner, members))
             reply = ci.swapped()
-            values = search.node_values(kids[lo:hi], probs[lo:hi], [reply])
-            mine = cf.to_equity(cf.flip(values, [reply])[:, 0], ci, met)
-            starts = np.concatenate([[0], np.cumsum(counts[i])[:-1]])
-            out[i] = np.maximum.reduceat(mine, starts)
-        return out
+            values = search.node_values(kids[rows], probs[rows], [reply])
+            mine[rows] = cf.to_equity(cf.flip(values, [reply])[:, 0], ci, met)
+        starts = np.concatenate([[0], np.cumsum(counts.ravel())[:-1]])
+        return np.maximum.reduceat(mine, starts).reshape(len(positions), 21)
 
 
 def _luck(table: np.ndarray, dice: tuple[int, int]) -> float:
