@@ -77,7 +77,7 @@ def ours_cpu(analyser: object, pid: str, trials: int, vr: bool, seed: int, cubef
     t0 = time.process_time()
     # the trials only (rollout_sums): the summary after them costs nothing, and with few trials and variance
     # reduction it may refuse estimates a little outside 0..1
-    ci = CubeInfo.money(jacoby=False, beavers=False)
+    ci = CubeInfo.money(jacoby=True, beavers=True)  # as gnubg reads MONEY_KEY (Jacoby on) with its defaults
     rollout_sums(analyser, Position.from_id(pid), ci, settings)  # type: ignore[arg-type]
     return time.process_time() - t0
 
