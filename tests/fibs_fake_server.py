@@ -12,7 +12,8 @@ drops the client after its n-th move, ``board_on_resume=False`` leaves out the b
 ``baldlies=True`` copies the BaldLies clone where it differs from FIBS (read from its transcripts and code): no
 ``board`` command (its alias ``b`` works), the echo of a tell (CLIP 16) without a line end, no "roll or
 double" prompt and no automatic roll in the Crawford game, a resume invitation without the saved-match
-warning, a board to the watchers after the last move of a game, and the ``show saved`` markers swapped.
+warning, a board to the watchers after the last move of a game, the ``show saved`` markers swapped, and no
+kibitz or whisper (``The command `kibitz' is not yet implemented.``).
 Not a FIBS server: no ratings, no registration, one saved match per pair, robots answer at once.
 """
 
@@ -916,11 +917,18 @@ class FakeFibsServer:
         self._save(table, name, "left")
 
     def _cmd_kibitz(self, client: Client, name: str, rest: str, table: Table | None) -> None:
+        self._kibitz(client, name, rest, "kibitz")
+
+    def _cmd_whisper(self, client: Client, name: str, rest: str, table: Table | None) -> None:
+        self._kibitz(client, name, rest, "whisper")
+
+    def _kibitz(self, client: Client, name: str, rest: str, word: str) -> None:
+        if self.baldlies:
+            client.send(f"The command `{word}' is not yet implemented.")
+            return
         self.kibitzes.append((name, rest))
         client.send(f"19 {rest}")
         client.send("** 1 user heard you.")
-
-    _cmd_whisper = _cmd_kibitz
 
     def _cmd_tell(self, client: Client, name: str, rest: str, table: Table | None) -> None:
         other, _, message = rest.partition(" ")

@@ -4,8 +4,12 @@ through the match tracker, or served by the scripted fake server (tests/fibs_fak
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 from collections.abc import Iterator
+from pathlib import Path
+
+import structlog
 
 from bot.fibs.match import Desync, MatchTracker, Note
 from engine.formats.mat import read_mat, write_mat
@@ -14,7 +18,9 @@ from engine.record import Action, ActionKind
 from protocols.fibs import events as ev
 from protocols.fibs.client import FibsClientProtocol
 from protocols.fibs.lines import parse_line
+from tests.fibs_fake_server import FakeFibsServer, RobotScript
 from tests.samples import sample_path
+from tests.test_fibs_bot import PASSWORD, harness, until
 
 KILL = "kill"
 
@@ -97,3 +103,23 @@ def test_a_double_baldlies_announces_in_a_resumed_crawford_game_is_answered_and_
     assert again.final_state().game_state != GameState.PLAYING
     restored = MatchTracker.restore(tracker.snapshot())
     assert restored.record() == record
+
+
+# -- against the scripted fake server --------------------------------------------------------------------------
+
+
+async def test_on_a_server_without_kibitz_the_opponent_is_told_instead(tmp_path: Path) -> None:
+    # issue 28 item 10: BaldLies answers kibitz with "The command `kibitz' is not yet implemented." (78 times in
+    # one run): the greeting, the idle warning, "the match is saved" and the farewell were all lost
+    alice = RobotScript(invite=1)
+    server = FakeFibsServer({"gammond": PASSWORD}, {"alice": alice}, seed=5, baldlies=True)
+    with structlog.testing.capture_logs() as logs:
+        async with harness(server, tmp_path) as h:
+            h.start()
+            await asyncio.wait_for(server.match_finished.wait(), 20)
+            await until(lambda: ("gammond", "alice", "Thanks for the match, alice.") in server.tells, 5)
+            assert ("gammond", "alice", "Hello alice, good luck!") in server.tells  # the lost kibitz, told
+            assert [line for line in h.sent() if line.startswith("kibitz")] == [
+                "kibitz Hello alice, good luck!"
+            ]
+    assert [e for e in logs if e["event"] == "the server has no kibitz: the opponent is told instead"]

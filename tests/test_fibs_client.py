@@ -59,7 +59,7 @@ EXPECTED_COUNTS = {
         "MatchResumed=2 MatchScore=6 MatchWon=3 MotdEnd=3 MotdLine=30 MotdStart=3 Moves=352 "
         "OpeningRoll=9 OwnInfo=3 PlayerLoggedIn=3 PleaseMove=174 ResignAccepted=3 ResignOffer=3 "
         "ResumeLength=2 ResumePoints=4 ResumeTurn=2 RollOrDouble=92 Rolls=543 Says=1 SettingValue=3 "
-        "Shouts=2 ToggleValue=32 TogglesHeader=2 Unknown=18 WaitingForJoin=2 WatcherJoined=2 "
+        "Shouts=2 ToggleValue=32 TogglesHeader=2 Unknown=15 UnknownCommand=3 WaitingForJoin=2 WatcherJoined=2 "
         "Watching=1 Welcome=3 WhoEnd=24 WhoInfo=27 YouInvited=1 YouSaid=1 YouShouted=1"
     ),
     "baldlies-guest-registration.txt": _counts("LoginPrompt=1 PasswordPrompt=2 Prompt=2 Unknown=20"),
@@ -75,7 +75,7 @@ EXPECTED_COUNTS = {
         "MatchScore=6 MotdEnd=3 MotdLine=30 MotdStart=3 Moves=224 OpeningRoll=6 OwnInfo=3 "
         "PlayerLoggedIn=3 PleaseMove=111 ResignAccepted=3 ResignOffer=3 ResumeLength=2 "
         "ResumePoints=4 ResumeTurn=2 RollOrDouble=75 Rolls=345 Says=1 SettingValue=3 Shouts=2 "
-        "ToggleValue=32 TogglesHeader=2 Unknown=18 WaitingForJoin=2 WatcherJoined=2 Watching=1 "
+        "ToggleValue=32 TogglesHeader=2 Unknown=15 UnknownCommand=3 WaitingForJoin=2 WatcherJoined=2 Watching=1 "
         "Welcome=3 WhoEnd=18 WhoInfo=21 YouInvited=1 YouSaid=1 YouShouted=1"
     ),
     "board-lines-decoded.txt": _counts("Board=23 Unknown=53"),

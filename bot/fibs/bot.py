@@ -495,8 +495,7 @@ class FibsBot(SocialMixin):
         greeting = self.config.kibitz.greeting
         if greeting:
             text = fill(greeting, opponent=event.opponent, me=self.endpoint.user, length=length)
-            with contextlib.suppress(FibsCommandError):
-                await self._command(session, session.protocol.kibitz(text))
+            await self._say(session, event.opponent, text)
 
     async def _on_match_resumed(self, session: Session, event: ev.MatchResumed) -> None:
         await self._stop_watching(session)
@@ -593,8 +592,7 @@ class FibsBot(SocialMixin):
             farewell = self.config.kibitz.farewell
             if farewell:
                 text = fill(farewell, opponent=tracker.names[1], me=self.endpoint.user, length=tracker.length)
-                with contextlib.suppress(FibsCommandError):
-                    await self._command(session, session.protocol.kibitz(text))
+                await self._say(session, tracker.names[1], text)
             self._end()
 
     async def _close_match(self, tracker: MatchTracker, status: MatchStatus, why: str) -> None:
@@ -668,8 +666,31 @@ class FibsBot(SocialMixin):
         if session.board_command is not None:
             await self._command(session, session.protocol.board(session.board_command))
 
+    async def _say(self, session: Session, opponent: str, text: str) -> None:
+        """Say ``text`` to the opponent of the match: by kibitz, or by tell where the server has no kibitz."""
+        p = session.protocol
+        with contextlib.suppress(FibsCommandError):
+            if session.has_kibitz:
+                session.last_kibitz = (opponent, text)
+                await self._command(session, p.kibitz(text))
+            else:
+                await self._command(session, p.tell(opponent, text))
+
     async def _on_unknown_command(self, session: Session, event: ev.UnknownCommand) -> None:
-        """Learn that the server lacks the board command in use: take the next one (``b``), or none."""
+        """Learn that the server lacks kibitz (tell the opponent instead, the lost line too), whisper (say
+        nothing to watchers) or the board command in use (take the next one, ``b``, or none)."""
+        word = event.command.strip().lower()
+        if word in ("kibitz", "k") and session.has_kibitz:
+            session.has_kibitz = False
+            lost, session.last_kibitz = session.last_kibitz, None
+            self.log.info("the server has no kibitz: the opponent is told instead", line=event.raw)
+            if lost is not None:
+                await self._say(session, *lost)
+            return
+        if word == "whisper" and session.has_whisper:
+            session.has_whisper = False
+            self.log.info("the server has no whisper: watchers get no verdicts", line=event.raw)
+            return
         used = session.board_command
         if used is None or event.command.strip().lower() != used:
             return
@@ -781,18 +802,14 @@ class FibsBot(SocialMixin):
         opponent = m.names[1]
         if idle > policy.idle_leave:
             self.log.info("opponent idle: leaving (the match is saved)", seconds=round(idle))
-            with contextlib.suppress(FibsCommandError):
-                await self._command(
-                    session, session.protocol.kibitz(f"{opponent}, you seem away; the match is saved.")
-                )
+            await self._say(session, opponent, f"{opponent}, you seem away; the match is saved.")
             await self._command(session, session.protocol.leave())
             self._resume_pause[opponent] = self.clock() + RESUME_RETRY
             self._persist(m)
             self._end()
         elif idle > policy.idle_warning and not self._idle_warned:
             self._idle_warned = True
-            with contextlib.suppress(FibsCommandError):
-                await self._command(session, session.protocol.kibitz(f"Are you there, {opponent}?"))
+            await self._say(session, opponent, f"Are you there, {opponent}?")
 
     async def _drained(self, session: Session) -> bool:
         """During a drain: once no match runs (or the grace is over, the match saved by ``leave``), log out."""

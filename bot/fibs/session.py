@@ -82,6 +82,9 @@ class Session:
     saved_on_server: dict[str, ev.SavedMatch] = field(default_factory=dict)
     bye_sent: bool = False
     board_command: str | None = BOARD_COMMANDS[0]  # None: the server has no board on request
+    has_kibitz: bool = True  # False: the server lacks kibitz (BaldLies), the opponent is told instead
+    has_whisper: bool = True
+    last_kibitz: tuple[str, str] | None = None  # (opponent, text): told again if kibitz is lacking
 
 
 def decide(player: Player, state: MatchState) -> Action | None:

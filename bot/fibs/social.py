@@ -252,7 +252,10 @@ class SocialMixin(_Base):
             p = session.protocol
             quiet = k.whisper or tracker.watching
             with contextlib.suppress(FibsCommandError, ConnectionError):
-                await self._command(session, p.whisper(comment.text) if quiet else p.kibitz(comment.text))
+                if not quiet:
+                    await self._say(session, tracker.names[1], comment.text)
+                elif session.has_whisper:
+                    await self._command(session, p.whisper(comment.text))
 
         self._spawn(job())
 

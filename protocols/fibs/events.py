@@ -699,7 +699,7 @@ class HeardBy(FibsEvent):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UnknownCommand(FibsEvent):
-    """``** Unknown command: 'board'``"""
+    """``** Unknown command: 'board'`` (BaldLies: ``The command `kibitz' is not yet implemented.``)"""
 
     command: str
 

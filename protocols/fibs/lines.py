@@ -656,6 +656,12 @@ def _unknown_command(raw: str, m: re.Match[str]) -> ev.FibsEvent:
     return ev.UnknownCommand(raw=raw, command=m[1])
 
 
+@_rule(r"The command `(\S+)' is not yet implemented\.")
+def _not_implemented(raw: str, m: re.Match[str]) -> ev.FibsEvent:
+    # BaldLies' answer to the commands it lacks (kibitz, whisper, say, ...): the command is as unknown
+    return ev.UnknownCommand(raw=raw, command=m[1])
+
+
 @_rule(r"\*\* Warning: You are already logged in\.")
 def _already_logged_in(raw: str, m: re.Match[str]) -> ev.FibsEvent:
     return ev.AlreadyLoggedIn(raw=raw)
