@@ -11,7 +11,11 @@ from pathlib import Path
 
 import structlog
 
+from bot.archive import Archive
+from bot.fibs import FibsBot, FibsEndpoint
 from bot.fibs.match import Desync, MatchTracker, Note
+from bot.fibs.session import Session
+from bot.state import StateStore
 from engine.formats.mat import read_mat, write_mat
 from engine.ids import GameState
 from engine.record import Action, ActionKind
@@ -20,7 +24,7 @@ from protocols.fibs.client import FibsClientProtocol
 from protocols.fibs.lines import parse_line
 from tests.fibs_fake_server import FakeFibsServer, RobotScript
 from tests.samples import sample_path
-from tests.test_fibs_bot import PASSWORD, harness, until
+from tests.test_fibs_bot import BRAS, PASSWORD, config_for, harness, until
 
 KILL = "kill"
 
@@ -123,3 +127,65 @@ async def test_on_a_server_without_kibitz_the_opponent_is_told_instead(tmp_path:
                 "kibitz Hello alice, good luck!"
             ]
     assert [e for e in logs if e["event"] == "the server has no kibitz: the opponent is told instead"]
+
+
+# -- the bot itself on recorded lines (no socket: what it sends is collected) ---------------------------------
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def write(self, data: bytes) -> None:
+        self.sent.append(data.decode().strip())
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _bot(tmp: Path, clock: _Clock, **sections: object) -> FibsBot:
+    config = config_for(tmp, **sections)
+    endpoint = FibsEndpoint("baldlies", "127.0.0.1", 4321, "gammond", lambda: PASSWORD)
+    store = StateStore.open(config.daemon.state_dir)
+    return FibsBot(endpoint, config, BRAS, store, Archive(config.daemon.archive_dir), clock=clock)
+
+
+async def _serve_lines(
+    bot: FibsBot, session: Session, clock: _Clock, lines: list[str], step: float = 0.1
+) -> None:
+    """The server's lines to the bot one by one, its timers run between them (its engine never: the recorded
+    lines go on whatever it would play)."""
+    for line in lines:
+        for event in session.protocol.receive_data((line + "\r\n").encode()):
+            await bot._handle(session, event)
+        clock.now += step
+        if session.logged_in_at is not None:
+            await bot._timers(session)
+
+
+async def test_crossing_invitations_and_a_saved_list_read_at_login_on_baldlies(tmp_path: Path) -> None:
+    # issue 28 item 9: the bot invites alice to resume while she invites it (BaldLies: "alice wants to play a 2
+    # point match with you."); she joins its invitation. The bot then declined her crossing invitation with
+    # "I am playing a match; please try again later." (not logged at info); and the saved-match list read at
+    # login was never cleared, so it invited her to resume a match that was over.
+    clock = _Clock()
+    bot = _bot(tmp_path, clock)
+    writer = _Writer()
+    session = Session(FibsClientProtocol(), writer, asyncio.Queue(), clock())
+    bot._session = session
+    received = [line for kind, line in _wire("baldlies-bot-login-resume-crossing.txt") if kind == "<"]
+    with structlog.testing.capture_logs() as logs:
+        await _serve_lines(bot, session, clock, received)
+        over = len(writer.sent)
+        await _serve_lines(bot, session, clock, [""] * 100, step=1.0)  # 100 s later
+    assert "invite alice" in writer.sent[:over]  # the resume invitation at login
+    assert not [s for s in writer.sent if s.startswith("tell alice")]
+    crossed = [e for e in logs if e["event"] == "invitation" and e.get("inviter") == "alice"]
+    assert crossed and all(e["log_level"] == "info" and e["answer"] == "none" for e in crossed)
+    assert bot.matches_finished == 1 and "alice" not in session.saved_on_server
+    assert "invite alice" not in writer.sent[over:]  # no resume invitation for the finished match

@@ -367,8 +367,8 @@ class FibsBot(SocialMixin):
         if isinstance(event, ev.SavedMatch):
             session.saved_on_server[event.opponent] = event
             return
-        if isinstance(event, ev.NoSavedGames):
-            session.saved_on_server.clear()
+        if isinstance(event, ev.NoSavedGames | ev.SavedMatchesHeader):
+            session.saved_on_server.clear()  # each listing replaces the last one
             return
         if isinstance(event, ev.AwayReminder):
             await self._command(session, p.back())
@@ -487,6 +487,7 @@ class FibsBot(SocialMixin):
             # Joining a new match discards the saved one on FIBS: keep what we have of it.
             self.log.warning("a new match replaces a saved one", old=old.key)
             await self._close_match(old, MatchStatus.ABANDONED, "the server replaced it by a new match")
+        self._match_began(session, event.opponent)
         await self._stop_watching(session)
         length = 0 if event.unlimited or event.length is None else event.length
         tracker = self._new_tracker(event.opponent, length)
@@ -498,6 +499,7 @@ class FibsBot(SocialMixin):
             await self._say(session, event.opponent, text)
 
     async def _on_match_resumed(self, session: Session, event: ev.MatchResumed) -> None:
+        self._match_began(session, event.opponent)
         await self._stop_watching(session)
         tracker = self._stored_tracker(event.opponent)
         if tracker is None:
@@ -633,6 +635,7 @@ class FibsBot(SocialMixin):
         text = event.text
         if text.startswith("There's no saved match with "):
             name = text[len("There's no saved match with ") :].split(".")[0].strip()
+            session.saved_on_server.pop(name, None)
             await self._lost_match(name)
             return
         if text.endswith("is refusing games.") or "is already playing" in text:

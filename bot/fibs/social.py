@@ -85,9 +85,15 @@ class SocialMixin(_Base):
                 continue
             del self._invites[name]
             if self._draining:
+                self.log.info("invitation", inviter=name, answer="decline", reason="shutting down")
                 await self._decline(session, name, "I am shutting down; please try again later.")
                 continue
             if self.active_match:
+                assert self._match is not None
+                if self._match.names[1] == name:  # crossed: the two invited each other, and one joined
+                    self.log.info("invitation", inviter=name, answer="none", reason="already playing with them")
+                    continue
+                self.log.info("invitation", inviter=name, answer="decline", reason="playing a match")
                 await self._decline(session, name, "I am playing a match; please try again later.")
                 continue
             who = session.who.get(name)
@@ -124,6 +130,13 @@ class SocialMixin(_Base):
                 await self._command(session, p.join(name))
                 if pending.invite.resume:  # no resume invitation of ours crosses this join
                     self._resume_pause[name] = now + RESUME_RETRY
+
+    def _match_began(self, session: Session, opponent: str) -> None:
+        """A match with ``opponent`` began or resumed: an invitation of theirs that crossed the bot's (both
+        invited at once, one joined) is answered by it, and their saved match is no longer waiting."""
+        if self._invites.pop(opponent, None) is not None:
+            self.log.info("invitation", inviter=opponent, answer="none", reason="crossed: the match is on")
+        session.saved_on_server.pop(opponent, None)
 
     async def _decline(self, session: Session, name: str, text: str) -> None:
         with contextlib.suppress(FibsCommandError):
