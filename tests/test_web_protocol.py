@@ -36,6 +36,7 @@ CLIENT_SAMPLES = [
     ({"type": "hello", "version": 1, "client": "x"}, wm.Hello(1, "x")),
     ({"type": "login", "name": "alice", "password": "pw12"}, wm.Login("alice", "pw12")),
     ({"type": "register", "name": "alice", "password": "pw12"}, wm.Register("alice", "pw12")),
+    ({"type": "resume", "name": "alice", "token": "k3Y-_x"}, wm.Resume("alice", "k3Y-_x")),
     ({"type": "logout"}, wm.Logout()),
     ({"type": "list"}, wm.ListLobby()),
     ({"type": "invite", "name": "bob", "length": 5}, wm.Invite("bob", 5)),

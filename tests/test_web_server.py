@@ -706,3 +706,39 @@ async def test_no_spectator_sees_a_verdict_before_the_decision_it_judges(kibitz_
     assert len(matches) == 2
     for match in matches:
         assert _shown_too_early([m for m in stream if m.match == match]) == []
+
+
+async def test_a_saved_login_survives_a_restart_and_ends_with_logout(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 28 item 14: after a daemon restart the page reconnected logged out, silently
+    caplog.set_level("DEBUG")
+    path = tmp_path / "server.sqlite3"
+    first = Harness(path, None)
+    await first.start()
+    web = await first.user("alice", ready=False)
+    logged_in = next(m for m in web.messages if isinstance(m, wm.LoggedIn))
+    token = logged_in.token
+    assert token and len(token) >= 40 and "********" in repr(logged_in)
+    await first.close()  # the daemon stops ...
+    second = Harness(path, None)  # ... and starts again on the same database
+    await second.start()
+    try:
+        page = await second.guest()
+        await page.send(wm.Resume("alice", token[:-1] + ("A" if token[-1] != "A" else "B")))
+        assert (await page.expect(wm.Error)).code == "login_failed"
+        await page.send(wm.Resume("bob", token))  # another account's name with it
+        assert (await page.expect(wm.Error)).request == "resume"
+        await page.send(wm.Resume("alice", token))
+        again = await page.expect(wm.LoggedIn)
+        assert again.name == "alice" and again.token is None
+        assert "alice" in second.fibs.online
+        await page.send(wm.Logout())
+        await page.expect(wm.LoggedOut)
+        await page.send(wm.Resume("alice", token))  # logging out ended it
+        assert (await page.expect(wm.Error)).code == "login_failed"
+    finally:
+        await second.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("server.sqlite3*"))
+    assert token.encode() not in stored  # only its digest is kept
+    assert token not in caplog.text and token not in capsys.readouterr().out  # never logged

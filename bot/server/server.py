@@ -303,6 +303,15 @@ class FibsServer:
         finally:
             self._flush_output()
 
+    def enter(self, session: Session, account: Account, *, client: str | None) -> None:
+        """Log an attached session in its login phase in as ``account``, whose identity the caller checked
+        (the web page's saved login): as a CLIP login, without a password."""
+        if session in self.sessions and session.phase is Phase.LOGIN:
+            try:
+                self._enter(session, account, clip=True, client=client)
+            finally:
+                self._flush_output()
+
     def detach(self, session: Session, reason: str = "drops connection") -> None:
         """An attached session's client has gone: its match is saved and the others are told."""
         session.close_reason = reason

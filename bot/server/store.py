@@ -31,6 +31,7 @@ SCRYPT_N = 1 << 14  # about 16 MiB and tens of milliseconds per hash: slow for g
 SCRYPT_R = 8
 SCRYPT_P = 1
 SALT_BYTES = 16
+WEB_LOGINS_KEPT = 10  # saved web logins per account (browsers and devices)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -67,6 +68,13 @@ CREATE TABLE IF NOT EXISTS messages (
     text TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_recipient ON messages(recipient);
+CREATE TABLE IF NOT EXISTS web_logins (
+    digest TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created INTEGER NOT NULL,
+    used INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS web_logins_name ON web_logins(name);
 CREATE TABLE IF NOT EXISTS finished (
     key TEXT PRIMARY KEY,
     player0 TEXT NOT NULL,
@@ -181,6 +189,37 @@ class Store:
 
     def _tx(self) -> _Transaction:
         return _Transaction(self._db)
+
+    # -- the web page's saved logins -------------------------------------------------------------------------
+    # The page keeps a random token; the store only its SHA-256 digest (not the token: a copy of the database
+    # logs no one in), the account and when it was last used.
+
+    def add_web_login(self, digest: str, name: str, now: float, keep: int = WEB_LOGINS_KEPT) -> None:
+        """Remember a saved login of ``name``; only its ``keep`` most recently used ones stay."""
+        with self._tx():
+            self._db.execute(
+                "INSERT OR REPLACE INTO web_logins (digest, name, created, used) VALUES (?, ?, ?, ?)",
+                (digest, name, int(now), int(now)),
+            )
+            self._db.execute(
+                "DELETE FROM web_logins WHERE name = ? AND digest NOT IN "
+                "(SELECT digest FROM web_logins WHERE name = ? ORDER BY used DESC LIMIT ?)",
+                (name, name, keep),
+            )
+
+    def web_login(self, digest: str, now: float, max_age: float) -> str | None:
+        """The account of a saved login used within ``max_age`` seconds (its use is noted), else None."""
+        with self._tx():
+            self._db.execute("DELETE FROM web_logins WHERE used < ?", (int(now - max_age),))
+            row = self._db.execute("SELECT name FROM web_logins WHERE digest = ?", (digest,)).fetchone()
+            if row is None:
+                return None
+            self._db.execute("UPDATE web_logins SET used = ? WHERE digest = ?", (int(now), digest))
+        return str(row[0])
+
+    def drop_web_login(self, digest: str) -> None:
+        with self._tx():
+            self._db.execute("DELETE FROM web_logins WHERE digest = ?", (digest,))
 
     # -- accounts -------------------------------------------------------------------------------------------
 

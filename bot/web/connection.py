@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+import secrets
+import sqlite3
 import time
 from collections.abc import Callable
 
@@ -40,6 +43,7 @@ HELLO_TIMEOUT = 10.0  # seconds for the first message
 MAX_QUEUED = 2000  # messages waiting for one client before it is dropped as too slow
 MAX_LAG = 2.0  # seconds a rate-limited message may wait; past that it is refused
 ANSWER_WINDOW = 60.0  # seconds after an invitation in which the invitee's tell is its refusal
+SAVED_LOGIN_DAYS = 30  # a saved web login unused this long has ended
 RESIGN_WORDS = {"single": "n", "gammon": "g", "backgammon": "b"}
 # Plain FIBS commands for the messages that need no argument.
 SIMPLE_COMMANDS: dict[type[wm.Message], str] = {
@@ -141,6 +145,7 @@ class WebConnection:
         self.queued_bytes = 0
         self.closing = False
         self.invited: dict[str, float] = {}  # invitee (folded) -> when: a bot declines by a tell
+        self.saved_login: str | None = None  # the digest of the saved login this connection logged in with
 
     def __repr__(self) -> str:
         return f"<WebConnection {self.name or 'guest'} {self.host}>"
@@ -250,6 +255,8 @@ class WebConnection:
                 await self._login(name, password)
             case wm.Register(name=name, password=password):
                 await self._register(name, password)
+            case wm.Resume(name=name, token=token):
+                await self._resume(name, token)
             case wm.Watch(match=match_id, seat=seat):
                 await self._watch(match_id, seat)
             case wm.Unwatch():
@@ -259,6 +266,9 @@ class WebConnection:
             case _ if self.session is None:
                 self.send(wm.Error("not_logged_in", "Log in first.", message.TYPE))
             case wm.Logout():
+                if self.saved_login is not None:  # logging out ends the saved login too
+                    self.hub.server.store.drop_web_login(self.saved_login)
+                    self.saved_login = None
                 await self._command("bye")
             case wm.Invite(name=name, length=length):
                 await self._invite(name, length)
@@ -378,8 +388,8 @@ class WebConnection:
 
     # -- logging in -----------------------------------------------------------------------------------------
 
-    async def _login(self, name: str, password: str) -> None:
-        self._end_session("logs out")
+    def _new_session(self) -> Session:
+        """A FIBS session for this connection, attached to the server in its login phase."""
         server = self.hub.server
         codec = FibsClientProtocol()
         session = Session(
@@ -397,6 +407,12 @@ class WebConnection:
         session.writer = sink  # type: ignore[assignment]  # duck-typed: see SessionSink
         self.session, self.codec, self.sink = session, codec, sink
         server.attach(session)
+        return session
+
+    async def _login(self, name: str, password: str) -> None:
+        self._end_session("logs out")
+        server = self.hub.server
+        session = self._new_session()
         await server.feed(session, f"login {CLIENT_NAME} {CLIP_VERSION} {name} {password}")
         if self.session is not session:
             return  # closed meanwhile
@@ -404,11 +420,50 @@ class WebConnection:
             self._end_session("drops connection", tell=False)
             self.send(wm.Error("login_failed", "Login incorrect.", "login"))
             return
+        # a saved login, so that the page logs back in when it reconnects (the daemon restarted): the store
+        # keeps only its digest, and neither is ever logged
+        token = secrets.token_urlsafe(32)
+        try:
+            server.store.add_web_login(_digest(token), session.account.name, server.clock())
+        except (
+            StoreError,
+            OSError,
+            sqlite3.Error,
+        ) as exc:  # the login stands; only the saved login is missing
+            log.warning("saving a web login for %s failed: %s", session.account.name, exc)
+            self._logged_in(session, None)
+            return
+        self.saved_login = _digest(token)
+        self._logged_in(session, token)
+
+    async def _resume(self, name: str, token: str) -> None:
+        """Log in with a saved login (no password): its digest must be stored for ``name``."""
+        self._end_session("logs out")
+        server = self.hub.server
+        digest = _digest(token)
+        try:
+            owner = server.store.web_login(digest, server.clock(), SAVED_LOGIN_DAYS * 86400.0)
+        except (StoreError, OSError, sqlite3.Error) as exc:
+            log.warning("reading a saved web login failed: %s", exc)
+            owner = None
+        account = server.store.account(name) if owner == name else None
+        if account is None:
+            self.send(wm.Error("login_failed", "Your saved login has ended: log in again.", "resume"))
+            return
+        session = self._new_session()
+        server.enter(session, account, client=CLIENT_NAME)
+        if self.session is not session or session.phase is not Phase.ONLINE:
+            return  # closed meanwhile
+        log.info("%s logged in with a saved login from the web (%s)", account.name, self.host)
+        self.saved_login = digest
+        self._logged_in(session, None)
+
+    def _logged_in(self, session: Session, token: str | None) -> None:
         self.hub.logged_in(self, session)
         account = session.account
-        self.send(
-            wm.LoggedIn(account.name, round(account.rating, 2), account.experience, session.toggles["ready"])
-        )
+        assert account is not None
+        ready = session.toggles["ready"]
+        self.send(wm.LoggedIn(account.name, round(account.rating, 2), account.experience, ready, token))
 
     async def _register(self, name: str, password: str) -> None:
         server = self.hub.server
@@ -488,3 +543,8 @@ class WebConnection:
             case _ if isinstance(event, NOTICE_EVENTS) and event.raw.strip():
                 return wm.Notice(event.raw.lstrip("* "))
         return None
+
+
+def _digest(token: str) -> str:
+    """What the store keeps of a saved login: a random 256-bit token needs no slow hash."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()

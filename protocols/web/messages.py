@@ -29,6 +29,7 @@ MAX_ITEMS = 5000  # items of any list field (the legal plays of a double stay we
 MAX_CHAT = 400  # characters of chat text (the FIBS server keeps as many)
 MAX_NAME = 20  # account names, as at the FIBS server
 MAX_PASSWORD = 128
+MAX_TOKEN = 128
 MAX_LENGTH = 99  # match length in an invitation (0 = unlimited)
 
 Step = tuple[int, int]
@@ -137,7 +138,25 @@ class Register(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Resume(Message):
+    """Log in again with the saved login a ``logged_in`` gave (a page reconnecting, the daemon restarted)."""
+
+    TYPE: ClassVar[str] = "resume"
+    name: str
+    token: str
+
+    def __repr__(self) -> str:  # never shows the token
+        return f"Resume(name={self.name!r}, token='********')"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "name")
+        _check(0 < len(self.token) <= MAX_TOKEN and self.token.isascii(), "token: 1 to 128 ASCII characters")
+
+
+@dataclass(frozen=True, slots=True)
 class Logout(Message):
+    """Log out; a saved login of this connection ends with it."""
+
     TYPE: ClassVar[str] = "logout"
 
 
@@ -287,6 +306,7 @@ CLIENT_MESSAGES: tuple[type[Message], ...] = (
     Hello,
     Login,
     Register,
+    Resume,
     Logout,
     ListLobby,
     Invite,
@@ -320,11 +340,21 @@ class Welcome(Message):
 
 @dataclass(frozen=True, slots=True)
 class LoggedIn(Message):
+    """``token``: after a login with the password, a saved login for ``resume`` (keep it like a password)."""
+
     TYPE: ClassVar[str] = "logged_in"
     name: str
     rating: float
     experience: int
     ready: bool
+    token: str | None = None
+
+    def __repr__(self) -> str:  # never shows the token
+        token = None if self.token is None else "'********'"
+        return (
+            f"LoggedIn(name={self.name!r}, rating={self.rating!r}, experience={self.experience!r}, "
+            f"ready={self.ready!r}, token={token})"
+        )
 
 
 @dataclass(frozen=True, slots=True)

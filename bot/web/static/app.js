@@ -28,6 +28,7 @@ const app = {
   cubes: new Map(), // "game:index:action" -> cube_kibitz
   invitations: new Map(), // inviter -> length
   pendingInvite: null, // {name, length} while an invitation of ours waits for an answer
+  wasLoggedIn: false, // logged in when the connection was lost: say so if no saved login brings us back
   partial: [], // steps entered so far, one die each
   selected: null, // source point picked
   dests: new Map(), // destination point -> steps to get there
@@ -100,10 +101,28 @@ function connect() {
     if (app.ws !== ws) return;
     setPhase('connecting');
     $('conn').textContent = 'disconnected: reconnecting…';
+    if (app.me) app.wasLoggedIn = true;
     app.me = null;
     setTimeout(connect, app.reconnectDelay);
     app.reconnectDelay = Math.min(app.reconnectDelay * 2, 10000);
   };
+}
+
+// The saved login of logged_in: kept in this tab's sessionStorage (gone with the tab; another tab, which
+// would take the account over, does not see it), sent only to this server in a resume; logging out forgets
+// it here and ends it at the server.
+function savedLogin() {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem('gammond.login') || 'null');
+    return saved && typeof saved.name === 'string' && typeof saved.token === 'string' ? saved : null;
+  } catch { return null; }
+}
+
+function saveLogin(saved) {
+  try {
+    if (saved) sessionStorage.setItem('gammond.login', JSON.stringify(saved));
+    else sessionStorage.removeItem('gammond.login');
+  } catch { /* storage refused: no saved login */ }
 }
 
 function send(msg) {
@@ -129,9 +148,14 @@ const HANDLERS = {
   welcome(msg) {
     $('conn').textContent = `connected to ${msg.server}`;
     setPhase(app.me ? 'user' : 'guest');
+    const saved = savedLogin();
+    if (!app.me && saved) send({ type: 'resume', name: saved.name, token: saved.token }); // back in after a restart
+    else if (!app.me && app.wasLoggedIn) flash('The connection was lost and this browser keeps no saved login: log in again.', true);
+    app.wasLoggedIn = false;
   },
   lobby(msg) { app.lobby = msg; renderLobby(); },
   logged_in(msg) {
+    if (msg.token) saveLogin({ name: msg.name, token: msg.token });
     app.me = msg;
     setPhase('user');
     $('me-name').textContent = msg.name;
@@ -150,6 +174,7 @@ const HANDLERS = {
   },
   error(msg) {
     app.sent = false;
+    if (msg.request === 'resume') saveLogin(null); // ended (logged out elsewhere, unused for long): ask again
     flash(msg.message, true);
     if (msg.request === 'invite') { app.pendingInvite = null; renderInvitations(); }
     if (msg.request === 'move') { app.partial = []; renderBoard(); }
@@ -161,6 +186,11 @@ const HANDLERS = {
   },
   invitation(msg) {
     app.invitations.set(msg.inviter, msg.length);
+    const pending = app.pendingInvite;
+    if (pending && pending.name === msg.inviter) { // the answer to ours: another invitation
+      app.pendingInvite = null;
+      if (msg.length === null) flash(`${msg.inviter} wants to resume your saved match first: accept below to play it on.`);
+    }
     renderInvitations();
   },
   chat(msg) {
@@ -206,30 +236,37 @@ const HANDLERS = {
   },
   kibitz(msg) {
     if (msg.match !== app.matchId) return;
+    const atEnd = moveListAtEnd();
     app.kibitzes.set(`${msg.game}:${msg.index}`, msg);
     markMove(msg);
     renderChart();
     renderKibitz(msg);
+    if (atEnd) scrollMoveList();
   },
   cube_kibitz(msg) {
     if (msg.match !== app.matchId) return;
+    const atEnd = moveListAtEnd();
     app.cubes.set(`${msg.game}:${msg.index}:${msg.action}`, msg);
     markCube(msg);
     renderCubeKibitz(msg);
+    if (atEnd) scrollMoveList();
   },
   analysis(msg) {
     if (msg.match !== app.matchId) return;
+    const atEnd = moveListAtEnd();
     for (const k of msg.kibitzes) { app.kibitzes.set(`${k.game}:${k.index}`, k); markMove(k); }
     for (const c of msg.cubes || []) { app.cubes.set(`${c.game}:${c.index}:${c.action}`, c); markCube(c); }
     renderChart();
     if (msg.kibitzes.length) renderKibitz(msg.kibitzes[msg.kibitzes.length - 1]);
     const cubes = msg.cubes || [];
     if (cubes.length) renderCubeKibitz(cubes[cubes.length - 1]);
+    if (atEnd) scrollMoveList();
   },
   match_closed(msg) {
     if (msg.match !== app.matchId) return;
     app.closed = msg;
     renderBoard();
+    scrollMoveList(); // the last rows (the result) in view
   },
 };
 
@@ -261,6 +298,11 @@ function renderLobby() {
   const lobby = app.lobby;
   if (!lobby) return;
   const me = app.me ? app.me.name : null;
+  const mine = me && lobby.players.find((p) => p.name === me);
+  if (mine) { // the rating after a match reaches the header with the lobby
+    Object.assign(app.me, { rating: mine.rating, experience: mine.experience });
+    $('me-rating').textContent = `${mine.rating.toFixed(1)} · ${mine.experience} exp`;
+  }
   const players = $('players').tBodies[0];
   players.replaceChildren();
   for (const p of lobby.players) {
@@ -326,8 +368,8 @@ function renderInvitations() {
   const box = $('invitations');
   box.replaceChildren();
   for (const [inviter, length] of app.invitations) {
-    const p = html('p', `${inviter} invites you to ${length === null ? 'resume your saved match' : length === 0 ? 'an unlimited match' : `a ${length}-point match`}. `);
-    const b = html('button', 'Accept');
+    const p = html('p', `${inviter} ${length === null ? 'wants to resume your saved match' : `invites you to ${length === 0 ? 'an unlimited match' : `a ${length}-point match`}`}. `);
+    const b = html('button', length === null ? 'Resume' : 'Accept');
     b.className = 'primary';
     b.onclick = () => { app.invitations.delete(inviter); renderInvitations(); send({ type: 'accept_invitation', name: inviter }); };
     p.append(b);
@@ -1052,6 +1094,8 @@ function addMoveListEntry(e) {
   } else if (CUBE[e.kind]) {
     cell = moveCell(e, CUBE[e.kind](e));
     cell.dataset.cubeKey = `${e.game}:${e.index}:${e.kind}`;
+    cell.classList.add('mv'); // opens its verdict, a right one too
+    cell.tabIndex = 0;
     const c = app.cubes.get(cell.dataset.cubeKey);
     if (c) markCube(c);
   } else if (e.kind === 'game_end' || e.kind === 'match_end') {
@@ -1066,8 +1110,17 @@ function addMoveListEntry(e) {
   } else {
     return;
   }
+  scrollMoveList();
+}
+
+function scrollMoveList() {
   const box = $('movebox');
   box.scrollTop = box.scrollHeight; // the list scrolls inside its own box, never the page
+}
+
+function moveListAtEnd() { // verdicts lengthen the rows: a list shown to its end stays so
+  const box = $('movebox');
+  return box.scrollHeight - box.scrollTop - box.clientHeight < 8;
 }
 
 function scoreText(e) { // the score after a game, the winner's first
@@ -1628,7 +1681,7 @@ function init() {
   $('btn-register').addEventListener('click', () => {
     send({ type: 'register', name: $('login-name').value.trim(), password: $('login-password').value });
   });
-  $('btn-logout').addEventListener('click', () => send({ type: 'logout' }));
+  $('btn-logout').addEventListener('click', () => { saveLogin(null); send({ type: 'logout' }); });
   $('ready').addEventListener('change', (e) => send({ type: 'ready', on: e.target.checked }));
   for (const button of document.querySelectorAll('#actions [data-action]')) {
     button.addEventListener('click', () => {
