@@ -15,7 +15,7 @@ as gnubg's own figure: see bench/analysis.py for the check against it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -399,13 +399,19 @@ def _p0_win(probs: Sequence[float], player: int) -> float:
 
 
 def analyse_record(
-    record: MatchRecord, analyser: Analyser, plies: int = 0, move_filter: str = "normal"
+    record: MatchRecord,
+    analyser: Analyser,
+    plies: int = 0,
+    move_filter: str = "normal",
+    progress: Callable[[int, int], None] | None = None,
 ) -> MatchAnalysis:
     """Every decision of ``record`` judged at ``plies`` with gnubg's ``move_filter`` preset (luck at 0-ply);
-    RecordError if it does not replay."""
+    RecordError if it does not replay. ``progress(done, total)`` is called after each action of the record."""
     import time
 
     started = time.perf_counter()
+    total = sum(len(g.actions) for g in record.games)
+    done = 0
     met = analyser.met
     decisions: list[Decision] = []
     luck_jobs: list[tuple[int, Position, cubes.CubeInfo, tuple[int, int], bool]] = []
@@ -417,6 +423,9 @@ def analyse_record(
     last_state: MatchState | None = None
     for step in record.steps():
         game, index, action, before, after = step
+        if progress is not None:
+            progress(done, total)
+            done += 1
         if game != current_game:
             if current_game and last_state is not None:
                 game_results.append((_mwc(last_state, 0, met) - game_start_mwc, 0.0))
@@ -517,6 +526,8 @@ def analyse_record(
         game_results.append((_mwc(last_state, 0, met) - game_start_mwc, 0.0))
     if record.is_money:
         game_results = _money_results(record)
+    if progress is not None:
+        progress(total, total)
     _add_luck(analyser, decisions, luck_jobs)
     return MatchAnalysis(
         record.names,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
 import shutil
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from bot.analysis_jobs import SUFFIX, BackgroundAnalysis, analysis_path
 from bot.archive import Archive
 from bot.cli import main
-from bot.commands.analyse import PLAYER_KEYS, analyse_file
+from bot.commands.analyse import PLAYER_KEYS, Progress, analyse_file
 from bot.config import ConfigError, load
 from bot.fanout import run_many
 from engine.analyser import Analyser
@@ -314,3 +316,38 @@ def test_the_analysis_child_ends_when_the_daemon_is_killed(tmp_path: Path) -> No
         os.kill(child, signal.SIGKILL)
     assert not still, "the analysis child outlived its killed daemon"
     assert not analysis_path(match).exists()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@needs_sample
+def test_cli_progress_on_a_terminal_errors_on_stderr_and_a_cut_file_warned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 28 item 15: no progress on a terminal; errors on stdout naming the file twice. Item 16: a .mat cut
+    # off mid-line was analysed with exit 0 and no warning.
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(Progress, "INTERVAL", 0.0)  # every decision: a 0-ply analysis is quick
+    assert main(["analyse", "--plies", "0", str(SAMPLE)]) == 0
+    shown = terminal.getvalue()
+    assert f"\r{SAMPLE}: decisions analysed: 0/" in shown and " left" in shown
+    assert shown.endswith("\r") and "Overall rating" in capsys.readouterr().out  # the line is cleared
+    broken = tmp_path / "broken.mat"
+    broken.write_text("hello world\n")
+    before = len(terminal.getvalue())
+    assert main(["analyse", "--plies", "0", "--quiet", str(broken)]) == 1
+    assert capsys.readouterr().out == ""
+    said = terminal.getvalue()[before:]
+    assert said.count(str(broken)) == 1 and "N point match" in said
+    text = SAMPLE.read_text()
+    cut = tmp_path / "cut.mat"
+    cut.write_text(text[: text.index(")", text.index("Game 2") + 200) + 4])  # inside a row of game 2
+    before = len(terminal.getvalue())
+    assert main(["analyse", "--plies", "0", "--json", "--quiet", str(cut)]) == 1
+    obj = json.loads(capsys.readouterr().out)
+    assert "cut short" in obj["warning"] and len(obj["games"]) == 2
+    assert f"warning: {cut}: the file stops in the middle of a line" in terminal.getvalue()[before:]

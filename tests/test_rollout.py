@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections import Counter
 
 import numpy as np
@@ -244,3 +246,22 @@ def test_no_vr_rollout_unchanged_by_the_rolled_children(
     old = rollout_sums(analyser, pos, ci, settings)
     assert np.array_equal(new.probs, old.probs) and new.cubeful == old.cubeful
     assert new.cubeless == old.cubeless and new.cubeful_sq == old.cubeful_sq
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_cli_json_shows_progress_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 28 item 15: with --json there was no progress at all, even on a terminal
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["rollout", OPENING, "--trials", "36", "--truncate", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["trials"] == 36  # stdout holds the JSON alone
+    assert "/36 games done" in terminal.getvalue()
+    shown = len(terminal.getvalue())
+    assert main(["rollout", OPENING, "--trials", "36", "--truncate", "2", "--json", "--quiet"]) == 0
+    assert len(terminal.getvalue()) == shown  # --quiet: none

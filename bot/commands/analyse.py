@@ -2,7 +2,8 @@
 
 A text report in the layout of gnubg's ``show statistics match`` by default; with ``--json`` one object per
 file (the ``.analysis.json`` shape, docs/analysis-json.md). Several files fan out over local processes
-(``--jobs``) or a Ray cluster (``--ray``).
+(``--jobs``) or a Ray cluster (``--ray``). On a terminal, progress (with the time left) goes to stderr, as do
+the errors of the text report; a file cut off mid-line is analysed as far as it goes, with a warning.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Callable
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -40,22 +43,86 @@ def _analyser(models: str | None) -> Analyser:
 
 
 def analyse_file(
-    path: str, plies: int = 2, models: str | None = None, move_filter: str = "normal"
+    path: str,
+    plies: int = 2,
+    models: str | None = None,
+    move_filter: str = "normal",
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The analysis of one file as a JSON-able dict, or ``{"file", "error"}`` when it cannot be read (a worker
-    function: top level, so that processes and Ray can run it)."""
+    function: top level, so that processes and Ray can run it). A file cut off mid-line gets ``warning``."""
     from bot.commands.mat import load_record
     from engine.analysis import analyse_record
     from engine.errors import EngineError
 
     try:
         record, kind = load_record(path)
-        analysis = analyse_record(record, _analyser(models), plies, move_filter)
+        analysis = analyse_record(record, _analyser(models), plies, move_filter, progress)
     except (EngineError, ValueError, OSError) as exc:
         return {"file": path, "error": str(exc)}
-    out = {"file": path, "format": kind}
+    out: dict[str, Any] = {"file": path, "format": kind}
     out.update(analysis.to_json())
+    if record.partial and _ends_mid_line(path):
+        out["warning"] = "the file stops in the middle of a line (cut short?): analysed as far as it goes"
     return out
+
+
+def _ends_mid_line(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 256))
+            tail = f.read().rstrip(b" \t")
+    except OSError:
+        return False
+    return bool(tail) and not tail.endswith((b"\n", b"\r"))
+
+
+def _say(obj: dict[str, Any], what: str) -> str:
+    """``file: text``, the file named once (a reader's error names it already)."""
+    text = str(obj[what])
+    return text if text.startswith(f"{obj['file']}:") else f"{obj['file']}: {text}"
+
+
+class Progress:
+    """One self-rewriting stderr line: the decisions (or files) done and the time left, at most 5 a second."""
+
+    INTERVAL = 0.2  # seconds between two updates of the line
+
+    def __init__(self, label: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.label = label
+        self.clock = clock
+        self.started = clock()
+        self._shown = -1.0
+        self._width = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if done < total and now - self._shown < self.INTERVAL:
+            return
+        self._shown = now
+        elapsed = now - self.started
+        left = ""
+        if 0 < done < total:
+            left = f", about {_duration(elapsed * (total - done) / done)} left"
+        line = f"{self.label}: {done}/{total}{left}"
+        sys.stderr.write("\r" + line.ljust(self._width))
+        sys.stderr.flush()
+        self._width = len(line)
+
+    def end(self) -> None:
+        if self._width:
+            sys.stderr.write("\r" + " " * self._width + "\r")
+            sys.stderr.flush()
+            self._width = 0
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _num(value: Any, fmt: str = "{:.3f}") -> str:
@@ -65,7 +132,7 @@ def _num(value: Any, fmt: str = "{:.3f}") -> str:
 def report_text(obj: dict[str, Any]) -> str:
     """gnubg's ``show statistics match`` layout: one column per player."""
     if "error" in obj:
-        return f"{obj['file']}: {obj['error']}"
+        return _say(obj, "error")
     a, b = obj["players"]
     money = obj["match_length"] == 0
     unit = "ppg" if money else "MWC"
@@ -202,15 +269,42 @@ def cmd_analyse(args: argparse.Namespace) -> int:
         level = parse_level(args.level)
         plies, move_filter = level.plies, level.move_filter
     work = partial(analyse_file, plies=plies, models=args.models, move_filter=move_filter)
+    files = list(args.files)
+    show = not args.quiet and sys.stderr.isatty()
+    here = not args.ray and (len(files) == 1 or args.jobs == 1)  # run_many would run them in this process
+    results: Any
+    if show and here:  # each file's decisions, with the time left
+        results = (_with_progress(work, path) for path in files)
+    else:
+        results = run_many(work, files, args.jobs, args.ray)
     failed = 0
-    for obj in run_many(work, list(args.files), args.jobs, args.ray):
-        failed += "error" in obj
+    count = Progress("files analysed") if show and not here else None
+    if count is not None:
+        count(0, len(files))
+    for done, obj in enumerate(results, 1):
+        if count is not None:
+            count.end()
+        failed += "error" in obj or "warning" in obj
+        if "warning" in obj:
+            sys.stderr.write(f"warning: {_say(obj, 'warning')}\n")
         if args.json:
             sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+        elif "error" in obj:
+            sys.stderr.write(_say(obj, "error") + "\n")
         else:
             sys.stdout.write(report_text(obj) + "\n\n")
         sys.stdout.flush()
+        if count is not None and done < len(files):
+            count(done, len(files))
     return 1 if failed else 0
+
+
+def _with_progress(work: Callable[..., dict[str, Any]], path: str) -> dict[str, Any]:
+    progress = Progress(f"{path}: decisions analysed")
+    try:
+        return work(path, progress=progress)
+    finally:
+        progress.end()
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -228,4 +322,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core)")
     p.add_argument("--ray", metavar="ADDRESS", help="fan out over a Ray cluster (needs the [ray] extra)")
     p.add_argument("--models", help="model folder (default: the shipped nets)")
+    p.add_argument("--quiet", action="store_true", help="no progress on the terminal")
     p.set_defaults(func=cmd_analyse)

@@ -198,7 +198,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         "candidates": args.candidates,
     }
     reqs = [dict(base, id=i, dice=args.dice) for i in args.ids]
-    show = not args.json and not args.quiet and sys.stderr.isatty()
+    show = not args.quiet and sys.stderr.isatty()  # on stderr: --json output on stdout stays clean
     failed = 0
     if len(reqs) == 1:
         req = reqs[0]
