@@ -301,6 +301,13 @@ def run_real(args: argparse.Namespace) -> dict[str, Any]:
             time.sleep(0.5)
             if len(restarts) < args.restarts and time.time() >= next_at:
                 beat = daemon.heartbeat()
+                bots = beat.get("bots") or []
+                if not (
+                    bots and all(b.get("logged_in") for b in bots) and beat.get("pid") == daemon.proc.pid
+                ):
+                    # a daemon killed between its login and the server's answer leaves a ghost: the server
+                    # seats the dead connection in the match, and the bot returns only as a spectator
+                    continue
                 if beat.get("active_matches", 0) < sum(1 for p in procs if p.poll() is None):
                     # mid-match only, for every bot whose human still plays: a bot stopped just as a human
                     # joins its new match is not seated back (the server lets only players who rolled the
@@ -326,6 +333,8 @@ def run_real(args: argparse.Namespace) -> dict[str, Any]:
             server.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 server.wait(10)
+        if db and sys.exc_info()[0] is not None:
+            stop_postgres(work)  # interrupted: no analysis
     elapsed = time.time() - started
     try:
         result = analyse_run(work, args, db, restarts)
@@ -350,6 +359,11 @@ def analyse_run(
     human_errors = sum(len(h.get("my_errors", [])) for h in humans)
     server_log = (work / "server.log").read_text(errors="replace")
     refused_server = server_log.count('"Type":"failedmove"')
+    # the server's log does not name the receiver: the humans' own logs count theirs ("You may not move until
+    # your opponent rejoins the match." while the bot was away)
+    to_humans = sum(
+        p.read_text(errors="replace").count('\\"Type\\":\\"failedmove\\"') for p in work.glob("human_*.log")
+    )
     events = log_events(work / "daemon.log")
     kinds = Counter(str(e.get("event")) for e in events)
     paths = sorted((work / "archive").glob("*.mat"))
@@ -381,6 +395,7 @@ def analyse_run(
         "archives_whole": len(whole),
         "store_statuses": dict(statuses),
         "refused_moves_server_log": refused_server,
+        "refused_moves_to_the_bot": refused_server - to_humans,
         "bot_move_refused_events": kinds.get("bgammon.move_refused", 0),
         "bot_refused_events": kinds.get("bgammon.refused", 0),
         "play_differs_events": kinds.get("bgammon.play_differs", 0),
