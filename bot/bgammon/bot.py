@@ -306,6 +306,7 @@ class BgammonBot:
         self.log.info("bgammon.login", user=self.user)
         keepalive = asyncio.create_task(self._keepalive())
         stopper = asyncio.create_task(stop.wait())
+        receive: asyncio.Future[list[ev.BgammonEvent]] | None = None
         try:
             while not stop.is_set():
                 receive = asyncio.ensure_future(link.receive())
@@ -327,6 +328,8 @@ class BgammonBot:
         finally:
             keepalive.cancel()
             stopper.cancel()
+            if receive is not None:
+                receive.cancel()  # a read left pending by an abort: its error would go unretrieved
             with contextlib.suppress(asyncio.CancelledError):
                 await keepalive
         return bool(self._name)
