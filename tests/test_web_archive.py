@@ -252,3 +252,17 @@ async def test_the_page_opens_an_analysed_match_and_steps_through_it(web: WebSer
     finally:
         await browser.close()
     assert seen["decisions"] == 51
+
+
+def test_a_match_waiting_for_its_analysis_is_given_the_time_it_will_take(archive: Path) -> None:
+    # issue 28 item 15: the lobby's "analysing..." gave no estimate
+    older = "2026-11-26T0300Z_local_carol-vs-dan_3p.mat"
+    shutil.copy(archive / PENDING, archive / older)  # archived before PENDING: analysed first
+    listed = {m["name"]: m for m in ArchiveReader(archive).list()["matches"]}
+    done = listed[ANALYSED]
+    assert done["analysis"] == "ready" and done["seconds"] > 0 and done["actions"] > 0
+    rate = done["seconds"] / done["actions"]  # the only analysis: its seconds per action
+    first, second = listed[older], listed[PENDING]
+    assert first["wait"] == round(first["actions"] * rate)
+    assert second["wait"] == round((first["actions"] + second["actions"]) * rate)  # it waits for the older
+    assert "wait" not in done

@@ -1291,7 +1291,8 @@ function renderArchive(data) {
       s.title = m.error || '';
       cell.append(s);
     } else {
-      cell.append(html('span', 'analysing…', 'muted small pending'));
+      const wait = typeof m.wait === 'number' ? ` (about ${m.wait < 90 ? `${Math.max(1, m.wait)} s` : `${Math.round(m.wait / 60)} min`})` : '';
+      cell.append(html('span', `analysing…${wait}`, 'muted small pending'));
     }
   }
   const empty = $('no-archive');
