@@ -68,7 +68,8 @@ MAX_LOGIN_FAILURES = 5  # a connection is closed after this many failed logins
 LOGIN_PHASE_TIMEOUT = 120.0  # seconds from the connection's start to a login, whatever it sends
 ARCHIVE_RETRY_INITIAL = 5.0  # seconds before a failed archive write is tried again (doubling)
 ARCHIVE_RETRY_MAX = 300.0
-ACCEPT_BATCH = 16  # connections accepted per turn of the loop
+ACCEPT_RATE = 200.0  # connections accepted per second at most (bursts of ACCEPT_BURST)
+ACCEPT_BURST = 100.0
 LISTEN_BACKLOG = 1024  # connections the kernel holds for us meanwhile
 TOO_MANY_CONNECTIONS = "** Too many connections from your address or to this server; try again later."
 MAX_SAVED = 8  # "If you have 8 or more unfinished games, you will be unable to start new games."
@@ -159,7 +160,8 @@ class FibsServer:
         self.table_listeners: list[Callable[[Table], None]] = []  # in-process observers (bot.web)
         # password checks: <= 1 per login_delay per account after a failure, the owner first (bot.server.logins)
         self.logins = LoginGate(spacing=login_delay, base=login_delay, memory=FAILURE_MEMORY)
-        self._server: asyncio.Server | None = None
+        self._listener: socket.socket | None = None
+        self._accepting: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._ids = itertools.count(1)
         self.errors = 0  # connection tasks that ended in an unexpected exception
@@ -193,26 +195,47 @@ class FibsServer:
 
     async def start(self) -> None:
         self._fit_file_limit()
-        # asyncio accepts up to `backlog` connections in one turn of the loop: a small batch keeps a flood of
-        # connections from stalling the players between two turns. The kernel's queue is set larger again
-        # (on a duplicate of the socket: the same queue), or a burst would have its handshakes dropped and
-        # retried for seconds, its login timeout running from a late start.
-        self._server = await asyncio.start_server(
-            self._connection, self.host, self.port, limit=1 << 16, backlog=ACCEPT_BATCH
-        )
-        for listening in self._server.sockets:
-            with (
-                contextlib.suppress(OSError),
-                socket.fromfd(listening.fileno(), listening.family, listening.type) as duplicate,
-            ):
-                duplicate.listen(LISTEN_BACKLOG)
-        self.port = self._server.sockets[0].getsockname()[1]
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        self._listener = socket.create_server((self.host, self.port), family=family, backlog=LISTEN_BACKLOG)
+        self._listener.setblocking(False)
+        self.port = self._listener.getsockname()[1]
+        self._accepting = asyncio.ensure_future(self._accept(self._listener))
         self._spawn(self._deliver_unarchived())
+
+    async def _accept(self, listener: socket.socket) -> None:
+        """Accept connections one at a time, at most ACCEPT_RATE a second (bursts of ACCEPT_BURST): past it the
+        kernel's queue holds them, then refuses new ones. A flood of connections (20,000 in a minute) then
+        costs the loop a bounded share, and the players already in are served on between two accepts."""
+        loop = asyncio.get_running_loop()
+        bucket = TokenBucket(ACCEPT_RATE, ACCEPT_BURST)
+        while True:
+            try:
+                conn, _ = await loop.sock_accept(listener)
+            except OSError as exc:  # EMFILE, ENFILE, ENOBUFS ... : a line a minute, and a pause
+                repeated = self._repeats.hit(("accept", exc.errno))
+                if repeated is not None:
+                    log.error("accept_failed", error=f"{type(exc).__name__}: {exc}", repeated=repeated)
+                await asyncio.sleep(0.5)
+                continue
+            try:
+                conn.setblocking(False)
+                reader, writer = await asyncio.open_connection(sock=conn, limit=1 << 16)
+            except OSError:
+                conn.close()
+                continue
+            self._spawn(self._connection(reader, writer))
+            delay = bucket.reserve(time.monotonic())
+            if delay:
+                await asyncio.sleep(delay)
 
     async def close(self) -> None:
         """Stop listening, save every running match, close every connection, wait for their tasks."""
-        if self._server is not None:
-            self._server.close()
+        if self._accepting is not None:
+            self._accepting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._accepting
+        if self._listener is not None:
+            self._listener.close()
         for session in list(self.sessions):
             if session.table is not None:
                 self._leave(session, "shutdown")
@@ -226,9 +249,6 @@ class FibsServer:
             await asyncio.wait(list(self._tasks), timeout=5.0)
         for task in list(self._tasks):
             task.cancel()
-        if self._server is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
         if self._own_store:
             self.store.close()
 
