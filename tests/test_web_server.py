@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import websockets
 
+from bench.spectator_verdicts import too_early
 from bot.config import EmbeddedServerConfig, PolicyConfig
 from bot.server.scripted import RandomPlayer, ScriptedClient
 from bot.server.server import FibsServer
@@ -640,36 +641,6 @@ async def test_the_lobby_shows_a_new_score_at_once(harness: Harness, monkeypatch
     assert lobby.matches[0].score == (0, 1)
 
 
-OFFER_EVENTS = ("double", "beaver", "resign")
-
-
-def _shown_too_early(messages: list[wm.Message]) -> list[str]:
-    """The verdicts in a spectator's stream that arrived before the decisions they judge or would help with
-    were taken: a play's (its chances are those of the position the opponent decides on next) and a double's
-    (its take/pass verdict) wait for the next action that is not an offer, or for the end of the game; a
-    take, pass or no-double for its own action."""
-    early = []
-    events: list[wm.GameEvent] = []
-    for message in messages:
-        if isinstance(message, wm.GameEvent):
-            events.append(message)
-            continue
-        if not isinstance(message, wm.Kibitz | wm.CubeKibitz):
-            continue
-        g, i = message.game, message.index
-        done = any(e.game == g and e.index == i for e in events)
-        if isinstance(message, wm.Kibitz) or message.action in ("double", "beaver"):
-            done = done and any(
-                e.game > g
-                or (e.game == g and e.kind in ("game_end", "match_end"))
-                or (e.game == g and e.index > i and e.kind not in OFFER_EVENTS)
-                for e in events
-            )
-        if not done:
-            early.append(f"{type(message).__name__} game {g} index {i} {getattr(message, 'action', '')}")
-    return early
-
-
 async def test_no_spectator_sees_a_verdict_before_the_decision_it_judges(kibitz_harness: Harness) -> None:
     """Whole matches with doubles, takes, passes and resignations, each decision taken 50 ms after it is
     asked for: a guest spectator gets every verdict, none before the decisions it bears on."""
@@ -705,7 +676,7 @@ async def test_no_spectator_sees_a_verdict_before_the_decision_it_judges(kibitz_
     matches = {m.match for m in stream}
     assert len(matches) == 2
     for match in matches:
-        assert _shown_too_early([m for m in stream if m.match == match]) == []
+        assert too_early([m for m in stream if m.match == match]) == []
 
 
 async def test_a_saved_login_survives_a_restart_and_ends_with_logout(
