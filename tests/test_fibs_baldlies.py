@@ -8,10 +8,12 @@ import asyncio
 import datetime
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import structlog
 
 from bot.archive import Archive
+from bot.config import KibitzConfig
 from bot.fibs import FibsBot, FibsEndpoint
 from bot.fibs.match import Desync, MatchTracker, Note
 from bot.fibs.session import Session
@@ -189,3 +191,62 @@ async def test_crossing_invitations_and_a_saved_list_read_at_login_on_baldlies(t
     assert crossed and all(e["log_level"] == "info" and e["answer"] == "none" for e in crossed)
     assert bot.matches_finished == 1 and "alice" not in session.saved_on_server
     assert "invite alice" not in writer.sent[over:]  # no resume invitation for the finished match
+
+
+WATCH_FILE = "baldlies-bot-watch-rewatch-join.txt"
+
+
+async def _replay_watching(
+    tmp_path: Path, pause_before: str = ""
+) -> tuple[FibsBot, _Writer, list[dict[str, Any]]]:
+    clock = _Clock()
+    bot = _bot(tmp_path, clock, kibitz=KibitzConfig(watch=("carol",), archive_watched=True))
+    writer = _Writer()
+    session = Session(FibsClientProtocol(), writer, asyncio.Queue(), clock())
+    bot._session = session
+    received = [line for kind, line in _wire(WATCH_FILE) if kind == "<"]
+    cut = next((i for i, line in enumerate(received) if pause_before and line.startswith(pause_before)), None)
+    with structlog.testing.capture_logs() as logs:
+        if cut is None:
+            await _serve_lines(bot, session, clock, received)
+        else:
+            await _serve_lines(bot, session, clock, received[:cut])
+            clock.now += 31.0  # the bot's last watch command is more than 30 s old
+            await _serve_lines(bot, session, clock, received[cut:])
+    return bot, writer, logs
+
+
+async def test_the_next_match_of_a_watched_pair_is_followed_when_the_bot_watches_again(
+    tmp_path: Path,
+) -> None:
+    # issue 28 item 7: after a watched match ends, the guard against its last board (which BaldLies sends after
+    # the result) lifted only on a match-start line seen while watching. carol and dave started their next match
+    # before the bot watched carol again: none of it was followed (no kibitz, no archive)
+    _, _, logs = await _replay_watching(tmp_path)
+    over = [e for e in logs if e["event"] == "watched match over"]
+    assert [e["players"] for e in over] == [["carol", "dave"]] * 4  # three 1-point matches, then the 3-point
+    archived = [e for e in logs if e["event"] == "watched match archived"]
+    assert len(archived) == 2  # the 1-point matches seen from their start (the first was watched mid-way)
+
+
+async def test_no_watch_is_sent_while_joining_and_no_other_board_enters_the_match(tmp_path: Path) -> None:
+    # issue 28 item 8: with its last watch more than 30 s old, the bot sent "watch carol" in the same
+    # millisecond as "join alice" (it had just stopped watching to play), and BaldLies had it playing and
+    # watching at once
+    bot, writer, _ = await _replay_watching(tmp_path, pause_before="alice wants to play")
+    joined = writer.sent.index("join alice")
+    assert writer.sent[joined - 1] == "unwatch"
+    assert not [s for s in writer.sent[joined:] if s.startswith("watch ")]
+    m = bot._match
+    assert m is not None and m.names == ("gammond", "alice") and m.state is not None
+    before = m.state
+    # a board of the carol-dave match as the bot's own (field 1 "You"): it neither enters the match nor
+    # takes its place
+    watched = next(line for k, line in _wire(WATCH_FILE) if k == "<" and line.startswith("board:carol:dave:"))
+    session = bot._session
+    assert session is not None
+    with structlog.testing.capture_logs() as more:
+        for event in session.protocol.receive_data((watched.replace("carol", "You", 1) + "\r\n").encode()):
+            await bot._handle(session, event)
+    assert bot._match is m and m.state == before
+    assert [e for e in more if e["event"] == "a board of another match is ignored"]

@@ -53,6 +53,27 @@ def _counts(text: str) -> dict[str, int]:
 
 
 EXPECTED_COUNTS = {
+    "baldlies-bot-crawford-resume-double.txt": _counts(
+        "AcceptsDouble=1 Board=76 CannotMove=10 Doubles=1 FirstMove=2 GameStarted=2 GameWon=1 JoinNextGame=1 "
+        "LoginPrompt=1 MatchJoined=1 MatchResumed=1 MatchScore=1 MatchWon=1 MotdEnd=1 MotdLine=10 MotdStart=1 "
+        "Moves=14 OpeningRoll=6 OwnInfo=1 PleaseMove=24 ResignAccepted=1 ResignOffer=1 ResumeLength=1 "
+        "ResumePoints=2 ResumeTurn=1 RollOrDouble=10 Rolls=48 SavedMatch=1 SavedMatchesHeader=1 "
+        "SettingValue=1 Unknown=4 UnknownCommand=3 WaitingForJoin=1 Welcome=1 WhoEnd=8 WhoInfo=9 YouInvited=1"
+    ),
+    "baldlies-bot-login-resume-crossing.txt": _counts(
+        "AcceptsDouble=1 Board=94 CannotMove=3 GameWon=1 Invitation=1 JoinHint=1 LoginPrompt=1 MatchResumed=1 "
+        "MatchWon=1 MotdEnd=1 MotdLine=10 MotdStart=1 Moves=29 OwnInfo=1 PlayerLoggedIn=1 PleaseMove=30 "
+        "ResumeLength=1 ResumePoints=2 ResumeTurn=1 RollOrDouble=31 Rolls=62 SavedCount=1 SavedMatch=1 "
+        "SavedMatchesHeader=1 SettingValue=1 Unknown=4 UnknownCommand=1 Welcome=1 WhoEnd=7 WhoInfo=7 "
+        "YouInvited=1 YouSaid=1"
+    ),
+    "baldlies-bot-watch-rewatch-join.txt": _counts(
+        "Board=294 CannotMove=16 FirstMove=4 GameStarted=4 GameWon=4 Invitation=1 JoinHint=1 LoginPrompt=1 "
+        "MatchJoined=1 MatchReport=4 MatchStartReport=5 MatchWon=4 MotdEnd=1 MotdLine=10 MotdStart=1 "
+        "Moves=272 NoSavedGames=1 OpeningRoll=5 OwnInfo=1 PlayerLoggedIn=7 PlayerLoggedOut=4 PleaseMove=1 "
+        "RollOrDouble=2 Rolls=284 SavedCount=1 ServerNotice=1 SettingValue=1 StoppedWatching=3 Unknown=4 "
+        "UnknownCommand=1 Watching=2 Welcome=1 WhoEnd=36 WhoInfo=36 YouSaid=1"
+    ),
     "baldlies-full-3pt-match.txt": _counts(
         "AcceptsDouble=3 Board=727 CannotMove=21 Doubles=3 FirstMove=6 GameStarted=6 GameWon=6 "
         "Invitation=1 JoinHint=1 JoinNextGame=4 LoginPrompt=3 MatchReport=1 MatchResumeReport=1 "

@@ -130,7 +130,7 @@ class FibsBot(SocialMixin):
         self._match: MatchTracker | None = None
         self._watch: MatchTracker | None = None
         self._watching: str | None = None
-        self._resume_invited_at = -1e9  # when the bot last invited someone to resume a saved match
+        self._match_asked_at = -1e9  # when the bot last joined or invited someone (no watch soon after)
         self._watch_over: tuple[str, str] | None = None  # the players of the last watched match that ended
         self._watch_asked_at = -1e9
         self._acted: tuple[str, int] | None = None
@@ -387,6 +387,7 @@ class FibsBot(SocialMixin):
             return
         if isinstance(event, ev.Watching):
             self._watching = event.player
+            self._watch_over = None  # a new watch sees no last board of a match that ended before it
             self.log.info("watching", player=event.player)
             if self.active_match:  # a watch asked for before the match began: play only
                 await self._stop_watching(session)
@@ -512,8 +513,13 @@ class FibsBot(SocialMixin):
     def _tracker_for_board(self, board: Any) -> MatchTracker | None:
         """The played match a ``board:You:...`` line belongs to, created when the bot had lost track of it."""
         m = self._match
-        if m is not None and m.names[1] == board.opponent and not m.finished:
-            return m
+        if m is not None and not m.finished:
+            if m.names[1] == board.opponent:
+                return m
+            # never another match's board in ours, nor in its place (issue 28 item 8: BaldLies had the bot
+            # playing and watching at once)
+            self.log.warning("a board of another match is ignored", line=board.line()[:120])
+            return None
         if board.turn == 0:
             return None  # between games or after a match: nothing to follow
         tracker = self._stored_tracker(board.opponent)
@@ -793,9 +799,9 @@ class FibsBot(SocialMixin):
                 await self._command(session, p.join())
             elif not ours:
                 await self._idle_opponent(session, m, idle)
-        elif not self._draining:
+        elif not self._draining and not self.active_match:  # a match begun, its first board still to come
             await self._invite_saved(session)
-            if now - self._resume_invited_at > RESUME_WAIT:  # the invitee may join: watch later
+            if now - self._match_asked_at > RESUME_WAIT:  # a match may begin: watch later
                 await self._watch_by_config(session)
         if now - session.last_sent > d.keepalive:
             await self._command(session, p.show_saved())

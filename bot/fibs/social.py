@@ -91,7 +91,9 @@ class SocialMixin(_Base):
             if self.active_match:
                 assert self._match is not None
                 if self._match.names[1] == name:  # crossed: the two invited each other, and one joined
-                    self.log.info("invitation", inviter=name, answer="none", reason="already playing with them")
+                    self.log.info(
+                        "invitation", inviter=name, answer="none", reason="already playing with them"
+                    )
                     continue
                 self.log.info("invitation", inviter=name, answer="decline", reason="playing a match")
                 await self._decline(session, name, "I am playing a match; please try again later.")
@@ -121,11 +123,13 @@ class SocialMixin(_Base):
             elif invite_back:
                 # A new match offered while a saved one exists: joining would discard the saved match (FIBS
                 # warns; BaldLies deletes it silently), so the bot invites to resume it instead.
+                self._match_asked_at = now  # no watch while the match may begin (issue 28 item 8)
                 await self._stop_watching(session)
                 await self._command(session, p.invite(name))
                 self._resume_pause[name] = now + RESUME_RETRY
             else:
                 # A new match, or an invitation to resume: the inviter waits for the join.
+                self._match_asked_at = now  # no watch while the match may begin (issue 28 item 8)
                 await self._stop_watching(session)
                 await self._command(session, p.join(name))
                 if pending.invite.resume:  # no resume invitation of ours crosses this join
@@ -137,6 +141,7 @@ class SocialMixin(_Base):
         if self._invites.pop(opponent, None) is not None:
             self.log.info("invitation", inviter=opponent, answer="none", reason="crossed: the match is on")
         session.saved_on_server.pop(opponent, None)
+        self._match_asked_at = -1e9  # the join or invitation has its answer
 
     async def _decline(self, session: Session, name: str, text: str) -> None:
         with contextlib.suppress(FibsCommandError):
@@ -155,7 +160,7 @@ class SocialMixin(_Base):
             if who is None or who.opponent is not None or now < self._resume_pause.get(name, 0.0):
                 continue
             self._resume_pause[name] = now + RESUME_RETRY
-            self._resume_invited_at = now
+            self._match_asked_at = now
             self.log.info("inviting to resume", opponent=name)
             await self._stop_watching(session)
             await self._command(session, session.protocol.invite(name))
@@ -175,8 +180,8 @@ class SocialMixin(_Base):
     async def _watch_by_config(self, session: Session) -> None:
         wanted = self.config.kibitz.watch
         now = self.clock()
-        if not wanted or self._watching or now - self._watch_asked_at < WATCH_RETRY:
-            return
+        if not wanted or self._watching or now - self._watch_asked_at < WATCH_RETRY or self._invites:
+            return  # an invitation being weighed may begin a match: no watch before it is answered
         for name in wanted:
             who = session.who.get(name)
             if who is not None and who.opponent is not None:
@@ -186,10 +191,17 @@ class SocialMixin(_Base):
 
     async def _on_watched_event(self, session: Session, event: ev.FibsEvent) -> None:
         watched = self._watching
+        over = self._watch_over
+        if (
+            isinstance(event, ev.MatchStartReport | ev.MatchResumeReport)
+            and over
+            and set(over) <= event_names(event)
+        ):
+            # a new match of the pair, reported to all (watching or not: the bot may watch it later), lifts the
+            # guard against the last board of the one that ended
+            self._watch_over = None
         if watched is None:
             return
-        if isinstance(event, ev.MatchStartReport | ev.MatchResumeReport) and watched in event_names(event):
-            self._watch_over = None  # a new match of the pair: its first board begins a new record
         if isinstance(event, ev.Board):
             board = event.board
             if board.player != watched:
