@@ -189,7 +189,7 @@ const HANDLERS = {
     const pending = app.pendingInvite;
     if (pending && pending.name === msg.inviter) { // the answer to ours: another invitation
       app.pendingInvite = null;
-      if (msg.length === null) flash(`${msg.inviter} wants to resume your saved match first: accept below to play it on.`);
+      if (msg.length === null) flash(`${msg.inviter} wants to resume your saved match first: press Resume to play it on.`);
     }
     renderInvitations();
   },
