@@ -554,7 +554,14 @@ def test_cli_check_calls_a_roll_of_99_an_error(tmp_path: Path, capsys: pytest.Ca
     # cut short mid-play, the same line is still the end of a file cut short
     path.write_text(ONE_POINT + "  1)                             62: 24/18 13/11\n  2) 62: 13/7* 24/2")
     assert main(["mat", "check", "--json", str(path)]) == 0
-    assert json.loads(capsys.readouterr().out)["partial"] is True
+    row = json.loads(capsys.readouterr().out)
+    assert row["partial"] is True and row["cut"] is True  # issue 28 item 16: said, not only "partial"
+    assert main(["mat", "check", str(path)]) == 0
+    assert capsys.readouterr().out.strip().endswith("partial: cut off mid-line)")
+    path.write_text(ONE_POINT + "  1)                             62: 24/18 13/11\n")  # unfinished, not cut
+    assert main(["mat", "check", "--json", str(path)]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["partial"] is True and row["cut"] is False
 
 
 # -- an illegal play on a whole last line ----------------------------------------------------------------------

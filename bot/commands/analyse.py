@@ -51,7 +51,7 @@ def analyse_file(
 ) -> dict[str, Any]:
     """The analysis of one file as a JSON-able dict, or ``{"file", "error"}`` when it cannot be read (a worker
     function: top level, so that processes and Ray can run it). A file cut off mid-line gets ``warning``."""
-    from bot.commands.mat import load_record
+    from bot.commands.mat import ends_mid_line, load_record
     from engine.analysis import analyse_record
     from engine.errors import EngineError
 
@@ -62,20 +62,9 @@ def analyse_file(
         return {"file": path, "error": str(exc)}
     out: dict[str, Any] = {"file": path, "format": kind}
     out.update(analysis.to_json())
-    if record.partial and _ends_mid_line(path):
+    if record.partial and ends_mid_line(path):
         out["warning"] = "the file stops in the middle of a line (cut short?): analysed as far as it goes"
     return out
-
-
-def _ends_mid_line(path: str) -> bool:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, 2)
-            f.seek(max(0, f.tell() - 256))
-            tail = f.read().rstrip(b" \t")
-    except OSError:
-        return False
-    return bool(tail) and not tail.endswith((b"\n", b"\r"))
 
 
 def _say(obj: dict[str, Any], what: str) -> str:

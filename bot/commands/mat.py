@@ -44,7 +44,20 @@ def check_file(path: str) -> dict[str, Any]:
         "games": len(record.games),
         "score": list(score),
         "partial": record.partial,
+        "cut": record.partial and ends_mid_line(path),
     }
+
+
+def ends_mid_line(path: str) -> bool:
+    """Whether the file stops inside a line (no line break after its last text): cut short, not unfinished."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 256))
+            tail = f.read().rstrip(b" \t")
+    except OSError:
+        return False
+    return bool(tail) and not tail.endswith((b"\n", b"\r"))
 
 
 def summary(record: MatchRecord, path: str) -> dict[str, Any]:
@@ -89,7 +102,7 @@ def summary(record: MatchRecord, path: str) -> dict[str, Any]:
 def _check_text(obj: dict[str, Any]) -> str:
     if obj["ok"]:
         what = "money session" if obj["length"] == 0 else f"{obj['length']}-point match"
-        part = ", partial" if obj["partial"] else ""
+        part = ", partial: cut off mid-line" if obj.get("cut") else ", partial" if obj["partial"] else ""
         return f"{obj['file']}: ok ({what}, {obj['games']} game{'' if obj['games'] == 1 else 's'}, score {obj['score'][0]}-{obj['score'][1]}{part})"
     return f"{obj['file']}: {obj['error']}" if not obj["error"].startswith(obj["file"]) else obj["error"]
 

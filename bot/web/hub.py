@@ -28,7 +28,7 @@ from bot.server.session import Session
 from bot.server.table import Table
 from bot.web.kibitz import KibitzError, analyse_cube, analyse_move
 from engine.analyser import Analyser
-from engine.record import ActionKind
+from engine.record import ActionKind, MatchRecord
 from protocols.web import messages as wm
 from protocols.web.views import FollowError, RecordFollower, Step, board_view, event_message
 
@@ -77,14 +77,14 @@ class LiveMatch:
             return cls(table, RecordFollower(record.initial_state()))
         return cls(table, RecordFollower(table.state, record))
 
-    def settled(self, verdict: wm.Kibitz | wm.CubeKibitz) -> bool:
+    def settled(self, verdict: wm.Kibitz | wm.CubeKibitz, record: MatchRecord | None = None) -> bool:
         """Whether ``verdict`` may be shown: no decision it would help with is still open. A play's verdict
         gives the chances of the position the opponent now decides on (double, take, accept a resignation),
         a double's its take/pass verdict: each waits for the next action that is not an offer (or the end of
         its game). A take, pass or no-double is judged after the fact and shown at once."""
         if isinstance(verdict, wm.CubeKibitz) and verdict.action not in ("double", "beaver"):
             return True
-        games = self.table.record.games
+        games = (record or self.table.record).games
         if self.table.finished or len(games) > verdict.game:
             return True
         if len(games) < verdict.game:
@@ -94,8 +94,10 @@ class LiveMatch:
 
     def release(self) -> list[wm.Kibitz | wm.CubeKibitz]:
         """The held verdicts that may now be shown, taken out of ``held``."""
-        out = [k for k in self.held if self.settled(k)]
-        self.held = [k for k in self.held if not self.settled(k)]
+        record = self.table.record  # built once: the table makes it anew each time
+        done = [self.settled(k, record) for k in self.held]
+        out = [k for k, ok in zip(self.held, done, strict=True) if ok]
+        self.held = [k for k, ok in zip(self.held, done, strict=True) if not ok]
         return out
 
     def follow(self) -> list[Step]:
