@@ -1333,6 +1333,7 @@ def help_lines(topic: str = "") -> list[str]:
         "  message <user> <text>, away <text>, back, toggle [name], set [name value], show saved|games|",
         "  watchers|savedcount <user>, oldmoves [user], gag <user>, blind <user>, time, bye.",
         "Moves use absolute points 1-24, 'bar' and 'off': O moves from 24 to 1, X from 1 to 24.",
+        "'help <command>' says what one command does.",
         "New here? 'help beginner' walks you through a first match.",
     ]
 
