@@ -21,6 +21,7 @@ from bench.spectator_verdicts import too_early
 from bot.config import EmbeddedServerConfig, PolicyConfig
 from bot.server.scripted import RandomPlayer, ScriptedClient
 from bot.server.server import FibsServer
+from bot.server.store import WEB_LOGINS_KEPT, Store
 from bot.web import start_web
 from bot.web.kibitz import KibitzError, analyse_cube, analyse_move
 from bot.web.server import WebService
@@ -713,3 +714,19 @@ async def test_a_saved_login_survives_a_restart_and_ends_with_logout(
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("server.sqlite3*"))
     assert token.encode() not in stored  # only its digest is kept
     assert token not in caplog.text and token not in capsys.readouterr().out  # never logged
+
+
+def test_saved_logins_end_when_unused_and_are_kept_per_account() -> None:
+    store = Store(":memory:")
+    day = 86400.0
+    store.add_web_login("d0", "alice", now=0.0, max_age=30 * day)
+    assert store.web_login("d0", now=29 * day, max_age=30 * day) == "alice"  # used: 30 days from now on
+    assert store.web_login("d0", now=58 * day, max_age=30 * day) == "alice"
+    assert store.web_login("d0", now=89 * day, max_age=30 * day) is None  # unused for 31 days
+    assert store.web_login("nope", now=0.0, max_age=30 * day) is None
+    for k in range(WEB_LOGINS_KEPT + 3):  # one per browser: the oldest go
+        store.add_web_login(f"b{k}", "bob", now=100 * day + k, max_age=30 * day)
+    kept = [k for k in range(WEB_LOGINS_KEPT + 3) if store.web_login(f"b{k}", 100 * day + 20, 30 * day)]
+    assert kept == list(range(3, WEB_LOGINS_KEPT + 3))
+    store.drop_web_login("b5")
+    assert store.web_login("b5", 100 * day + 30, 30 * day) is None

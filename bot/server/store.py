@@ -194,9 +194,13 @@ class Store:
     # The page keeps a random token; the store only its SHA-256 digest (not the token: a copy of the database
     # logs no one in), the account and when it was last used.
 
-    def add_web_login(self, digest: str, name: str, now: float, keep: int = WEB_LOGINS_KEPT) -> None:
-        """Remember a saved login of ``name``; only its ``keep`` most recently used ones stay."""
+    def add_web_login(
+        self, digest: str, name: str, now: float, max_age: float, keep: int = WEB_LOGINS_KEPT
+    ) -> None:
+        """Remember a saved login of ``name``; only its ``keep`` most recently used ones stay, and those of any
+        account unused for ``max_age`` seconds go."""
         with self._tx():
+            self._db.execute("DELETE FROM web_logins WHERE used < ?", (int(now - max_age),))
             self._db.execute(
                 "INSERT OR REPLACE INTO web_logins (digest, name, created, used) VALUES (?, ?, ?, ?)",
                 (digest, name, int(now), int(now)),
@@ -208,12 +212,12 @@ class Store:
             )
 
     def web_login(self, digest: str, now: float, max_age: float) -> str | None:
-        """The account of a saved login used within ``max_age`` seconds (its use is noted), else None."""
+        """The account of a saved login used within ``max_age`` seconds (its use is noted), else None. A
+        login not found writes nothing (a flood of wrong tokens only reads)."""
+        row = self._db.execute("SELECT name, used FROM web_logins WHERE digest = ?", (digest,)).fetchone()
+        if row is None or row[1] < now - max_age:
+            return None
         with self._tx():
-            self._db.execute("DELETE FROM web_logins WHERE used < ?", (int(now - max_age),))
-            row = self._db.execute("SELECT name FROM web_logins WHERE digest = ?", (digest,)).fetchone()
-            if row is None:
-                return None
             self._db.execute("UPDATE web_logins SET used = ? WHERE digest = ?", (int(now), digest))
         return str(row[0])
 

@@ -43,7 +43,7 @@ HELLO_TIMEOUT = 10.0  # seconds for the first message
 MAX_QUEUED = 2000  # messages waiting for one client before it is dropped as too slow
 MAX_LAG = 2.0  # seconds a rate-limited message may wait; past that it is refused
 ANSWER_WINDOW = 60.0  # seconds after an invitation in which the invitee's tell is its refusal
-SAVED_LOGIN_DAYS = 30  # a saved web login unused this long has ended
+SAVED_LOGIN_AGE = 30 * 86400.0  # seconds: a saved web login unused this long has ended
 RESIGN_WORDS = {"single": "n", "gammon": "g", "backgammon": "b"}
 # Plain FIBS commands for the messages that need no argument.
 SIMPLE_COMMANDS: dict[type[wm.Message], str] = {
@@ -424,7 +424,7 @@ class WebConnection:
         # keeps only its digest, and neither is ever logged
         token = secrets.token_urlsafe(32)
         try:
-            server.store.add_web_login(_digest(token), session.account.name, server.clock())
+            server.store.add_web_login(_digest(token), session.account.name, server.clock(), SAVED_LOGIN_AGE)
         except (
             StoreError,
             OSError,
@@ -442,7 +442,7 @@ class WebConnection:
         server = self.hub.server
         digest = _digest(token)
         try:
-            owner = server.store.web_login(digest, server.clock(), SAVED_LOGIN_DAYS * 86400.0)
+            owner = server.store.web_login(digest, server.clock(), SAVED_LOGIN_AGE)
         except (StoreError, OSError, sqlite3.Error) as exc:
             log.warning("reading a saved web login failed: %s", exc)
             owner = None
