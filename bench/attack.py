@@ -108,6 +108,16 @@ class Campaign:
         self.report: dict[str, Any] = {}
         self.stop = asyncio.Event()
         self.restarting = False
+        self.ended_cpu = 0.0  # CPU seconds of daemon processes that have ended
+
+    def daemon_cpu(self) -> float:
+        """CPU seconds the daemon processes have used so far (Linux /proc)."""
+        used = self.ended_cpu
+        if self.child is not None and self.child.returncode is None:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(f"/proc/{self.child.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                used += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return used
 
     # -- the daemon -----------------------------------------------------------------------------------------
 
@@ -137,6 +147,7 @@ class Campaign:
 
     async def end_daemon(self) -> None:
         assert self.child is not None
+        self.ended_cpu = self.daemon_cpu()  # (the last moments of its shutdown are not counted)
         if self.child.returncode is None:
             self.child.send_signal(signal.SIGINT)
             try:
@@ -258,8 +269,8 @@ class Campaign:
         elapsed = time.monotonic() - started
         await _finish(tasks, 200)
         per_account = {}
-        for target in ("owner", "gammond"):
-            stamps = sorted(t for t, who in replies if who == target)
+        for target in ("owner", "gammond"):  # the replies within the phase (not those after its end)
+            stamps = sorted(t for t, who in replies if who == target and t <= started + elapsed)
             busiest = max((sum(1 for s in stamps if t <= s < t + 5.0) for t in stamps), default=0) / 5.0
             per_account[target] = {
                 "checks": len(stamps),
@@ -489,10 +500,12 @@ async def _finish(tasks: list[asyncio.Task[Any]], timeout: float) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def _timed(name: str, step: Callable[[], Awaitable[None]], report: dict[str, Any]) -> None:
-    started, cpu = time.monotonic(), time.process_time()
+async def _timed(campaign: Campaign, name: str, step: Callable[[], Awaitable[None]]) -> None:
+    report = campaign.report
+    started, cpu, daemon = time.monotonic(), time.process_time(), campaign.daemon_cpu()
     await step()
     report.setdefault("phase_seconds", {})[name] = round(time.monotonic() - started, 1)
+    report.setdefault("daemon_cpu_s", {})[name] = round(campaign.daemon_cpu() - daemon, 1)
     report.setdefault("bench_cpu_s", {})[name] = round(time.process_time() - cpu, 1)
     print(f"{name}: done in {time.monotonic() - started:.0f} s", file=sys.stderr)
 
@@ -510,7 +523,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             first = await client_from(HOST, campaign.port, "owner")  # his usual address, known to the server
             await first.login("owner")
             await first.close()
-            r = campaign.report
             phases = {
                 "guessing": campaign.guessing,
                 "flood": campaign.flood,
@@ -518,7 +530,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "origins": campaign.origins,
             }
             for name in args.phases.split(","):
-                await _timed(name, phases[name], r)
+                await _timed(campaign, name, phases[name])
         finally:
             await campaign.stop_daemon()
         report = campaign.report

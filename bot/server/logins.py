@@ -142,13 +142,13 @@ class LoginGate:
                     return True
                 if now >= deadline:
                     return False
-                wake = deadline
+                wake = deadline  # the account is busy, or a better attempt is ready: until a change
                 if not acc.busy:
-                    wake = min(wake, max(acc.free_at, now))
-                    if not trusted:
-                        wake = max(wake, min(deadline, self._address(host, now).free_at))
+                    ready = max(acc.free_at, now if trusted else self._address(host, now).free_at)
+                    if ready > now:
+                        wake = min(deadline, ready)
                 # Woken by any change (a check done, a waiter gone) or at the next instant that may make
-                # this attempt eligible; the timeout is a floor of 10 ms so that a clock tie cannot spin.
+                # this attempt eligible; the timeout has a floor of 10 ms so that a clock tie cannot spin.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(changed.wait(), max(0.01, wake - now))
         finally:
