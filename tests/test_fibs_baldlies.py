@@ -20,8 +20,10 @@ from bot.fibs.session import Session
 from bot.state import StateStore
 from engine.formats.mat import read_mat, write_mat
 from engine.ids import GameState
+from engine.position import Position
 from engine.record import Action, ActionKind
 from protocols.fibs import events as ev
+from protocols.fibs.board import Side, format_board, parse_board
 from protocols.fibs.client import FibsClientProtocol
 from protocols.fibs.lines import parse_line
 from tests.fibs_fake_server import FakeFibsServer, RobotScript
@@ -250,3 +252,48 @@ async def test_no_watch_is_sent_while_joining_and_no_other_board_enters_the_matc
             await bot._handle(session, event)
     assert bot._match is m and m.state == before
     assert [e for e in more if e["event"] == "a board of another match is ignored"]
+
+
+def test_a_double_baldlies_allows_with_a_dead_cube_is_answered() -> None:
+    # issue 28 item 6, the same cause: BaldLies checks no rule of the cube (Game.pm's double), so the leader
+    # may double post-Crawford, where the cube is dead for him. The server's view holds: the bot answers the
+    # double (a take costs nothing there); the record, which gnubg could not import, stops there with the
+    # reason. The line is BaldLies' own; the boards are written as it writes them.
+    started = datetime.datetime(2026, 11, 28, 13, 20, tzinfo=datetime.UTC)
+    tracker = MatchTracker(key="k", server="baldlies", names=("gammond", "alice"), length=2, started=started)
+    opening = format_board(
+        Position.initial(),
+        opponent="alice",
+        match_length=2,
+        score=(0, 1),
+        on_roll=Side.PLAYER,
+        dice=(3, 1),
+        post_crawford=True,
+    )
+    tracker.feed(ev.Board(raw=opening, board=parse_board(opening)))
+    state = tracker.state
+    assert state is not None and state.is_post_crawford and tracker.due()
+    play = state.legal_plays()[0]
+    tracker.act(Action(0, ActionKind.MOVE, dice=state.dice, move=play.move))
+    after = tracker.state
+    assert after is not None
+    echo = format_board(
+        after.position.swap(),
+        opponent="alice",
+        match_length=2,
+        score=(0, 1),
+        on_roll=Side.OPPONENT,
+        post_crawford=True,
+    )
+    tracker.feed(ev.Board(raw=echo, board=parse_board(echo)))
+    notes: list[Note] = []
+    for event in FibsClientProtocol().receive_data(b"alice doubles. Type 'accept' or 'reject'.\r\n"):
+        notes += tracker.feed(event)
+    state = tracker.state
+    assert not [n for n in notes if isinstance(n, Desync)]
+    assert state is not None and state.doubled and tracker.due()  # it was "the cube is dead" and no answer
+    tracker.act(Action(0, ActionKind.TAKE))
+    for event in FibsClientProtocol().receive_data(b"You accept the double. The cube shows 2.\r\n"):
+        tracker.feed(event)
+    assert not tracker.awaiting_echo and tracker.state is not None and tracker.state.cube == 2
+    assert "the cube is dead" in tracker.record_note

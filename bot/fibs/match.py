@@ -342,7 +342,29 @@ class MatchTracker:
             # server's rules hold, or the bot never answers the double it is waiting on
             self._play_without_crawford()
         self._confirm_by_other(p)
+        if kind == ActionKind.DOUBLE and p in self.others:
+            self._follow_double(p, notes)
+            return
         self._try_apply(Action(p, kind), notes)
+
+    def _follow_double(self, p: int, notes: list[Note]) -> None:
+        """A double the server announced. BaldLies checks neither the Crawford rule nor a dead cube (the leader
+        doubling post-Crawford): what it allowed holds, and the bot answers it; a ``.mat`` cannot hold a double
+        that gnubg refuses, so the record stops there."""
+        state = self.state
+        assert state is not None
+        try:
+            self._apply(Action(p, ActionKind.DOUBLE), notes)
+            return
+        except EngineError as exc:
+            refusal = str(exc)
+        if state.on_roll != p or state.turn != p or state.dice[0] or state.doubled or state.resigned:
+            notes.append(Desync(f"player {p} doubles does not apply: {refusal}"))
+            return
+        self._stop_record(f"the server let {self.names[p]} double where the rules do not: {refusal}")
+        self.state = state.replace(doubled=True, turn=1 - p)
+        self.version += 1
+        notes.append(CubeMade(p, ActionKind.DOUBLE, state))
 
     def _on_resign_offer(self, event: ev.ResignOffer, notes: list[Note]) -> None:
         p = self.who(event.player)
