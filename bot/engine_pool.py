@@ -11,11 +11,12 @@ lanes:
   processes (spawned, each loading the nets once at start), so they hold neither a fast thread nor this
   process's GIL; with 0 they run on one thread of their own (no queue behind them, but the GIL is shared).
 
-A call sent to a worker process is rebuilt there: the Player is replaced by one of the same level over the
-worker's analyser, with a seed drawn from the caller's Player (so noisy levels stay random and reproducible from
-the bot's seed). ``fn``, the other arguments and the result must pickle (``bot.fibs.session.decide``, a
-MatchState, an Action do). When the analyser cannot be sent to a worker, the pool says so in the log and uses the
-slow thread.
+A call sent to a worker process is rebuilt there: the Player (an argument, or the owner of a method such as
+``player.decide``) is replaced by one of the same level over the worker's analyser, with a seed drawn from the
+caller's Player (so noisy levels stay random and reproducible from the bot's seed). ``fn``, the other arguments
+and the result must pickle (``bot.fibs.session.decide``, a MatchState, an Action do); a call whose arguments do
+not runs on the slow thread. When the analyser cannot be sent to a worker, the pool says so in the log and uses
+the slow thread.
 """
 
 from __future__ import annotations
@@ -49,10 +50,13 @@ def _ready() -> bool:
 
 
 def _call_in_worker(
-    fn: Callable[..., Any], level: Level, seed: int, tolerance: float, index: int, args: tuple[Any, ...]
+    fn: Callable[..., Any] | str, level: Level, seed: int, tolerance: float, index: int, args: tuple[Any, ...]
 ) -> Any:
+    """``fn(*args)`` with the Player at ``index`` rebuilt here; ``fn`` a name: that method of the Player."""
     assert _WORKER_ANALYSER is not None, "the worker's analyser was not loaded"
     player = Player(_WORKER_ANALYSER, level, rng=random.Random(seed), resign_tolerance=tolerance)
+    if isinstance(fn, str):
+        return getattr(player, fn)(*args)
     return fn(*args[:index], player, *args[index + 1 :])
 
 
@@ -114,19 +118,28 @@ class EnginePool(Executor):
         return self._processes.submit(_ready)
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        owner = getattr(fn, "__self__", None)
         index = next((i for i, a in enumerate(args) if isinstance(a, Player)), None)
-        if index is None or kwargs or not is_slow(args[index].level):
+        player: Player | None = owner if isinstance(owner, Player) else None
+        if player is None and index is not None:
+            player = args[index]
+        if player is None or kwargs or not is_slow(player.level):
             self.stats.fast += 1
             return self._fast.submit(fn, *args, **kwargs)
         self.stats.slow += 1
         if self._processes is not None:
-            player: Player = args[index]
+            # a method of the Player (player.decide) goes by name; otherwise the Player argument is replaced
+            call: Callable[..., Any] | str = fn.__name__ if player is owner else fn
+            rest = args if player is owner else (*args[:index], None, *args[index + 1 :])  # type: ignore[index]
+            try:
+                pickle.dumps((call, rest))  # what a worker cannot receive runs on the slow thread instead
+            except Exception:
+                return self._slow_thread.submit(fn, *args)
             with self._lock:  # the caller's rng is shared by its thread and this one
                 seed = player.rng.getrandbits(64)
             self.stats.slow_in_process += 1
-            rest = (*args[:index], None, *args[index + 1 :])  # the Player (its nets) stays here
             return self._processes.submit(
-                _call_in_worker, fn, player.level, seed, player.resign_tolerance, index, rest
+                _call_in_worker, call, player.level, seed, player.resign_tolerance, index or 0, rest
             )
         return self._slow_thread.submit(fn, *args)
 
