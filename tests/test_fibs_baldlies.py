@@ -297,3 +297,28 @@ def test_a_double_baldlies_allows_with_a_dead_cube_is_answered() -> None:
         tracker.feed(event)
     assert not tracker.awaiting_echo and tracker.state is not None and tracker.state.cube == 2
     assert "the cube is dead" in tracker.record_note
+
+
+async def test_the_bot_watches_again_as_soon_as_its_own_match_is_over(tmp_path: Path) -> None:
+    # issue 28 item 7: watched matches followed one after another. After a match of its own the bot waited out
+    # the 30 s between two watch commands, counted from the watch it had stopped to play: on BaldLies three
+    # 1-point matches of carol and dave went by unwatched
+    clock = _Clock()
+    bot = _bot(tmp_path, clock, kibitz=KibitzConfig(watch=("carol",), archive_watched=True))
+    writer = _Writer()
+    sent_at: list[tuple[float, str]] = []
+
+    def write(data: bytes) -> None:
+        sent_at.append((clock.now, data.decode().strip()))
+
+    writer.write = write  # type: ignore[method-assign]
+    session = Session(FibsClientProtocol(), writer, asyncio.Queue(), clock())
+    bot._session = session
+    received = [line for kind, line in _wire("baldlies-bot-watch-play-watch.txt") if kind == "<"]
+    over = next(i for i, line in enumerate(received) if line.startswith("You win the 1 point match"))
+    await _serve_lines(bot, session, clock, received[: over + 1], step=0.05)
+    ended = clock.now
+    assert bot.matches_finished == 1 and not bot.active_match
+    await _serve_lines(bot, session, clock, received[over + 1 :], step=0.05)
+    watches = [t for t, command in sent_at if command == "watch carol" and t >= ended]
+    assert watches and watches[0] - ended < 1.0

@@ -67,6 +67,13 @@ EXPECTED_COUNTS = {
         "SavedMatchesHeader=1 SettingValue=1 Unknown=4 UnknownCommand=1 Welcome=1 WhoEnd=7 WhoInfo=7 "
         "YouInvited=1 YouSaid=1"
     ),
+    "baldlies-bot-watch-play-watch.txt": _counts(
+        "Board=297 CannotMove=14 FirstMove=4 GameStarted=3 GameWon=4 Invitation=1 JoinHint=1 LoginPrompt=1 "
+        "MatchJoined=1 MatchReport=6 MatchStartReport=6 MatchWon=4 MotdEnd=1 MotdLine=10 MotdStart=1 "
+        "Moves=208 OpeningRoll=4 OwnInfo=1 PlayerLoggedIn=3 PlayerLoggedOut=3 PleaseMove=35 RollOrDouble=36 "
+        "Rolls=255 SavedCount=1 StoppedWatching=3 Unknown=4 Watching=2 Welcome=1 WhoEnd=37 WhoInfo=38 "
+        "YouSaid=2"
+    ),
     "baldlies-bot-watch-rewatch-join.txt": _counts(
         "Board=294 CannotMove=16 FirstMove=4 GameStarted=4 GameWon=4 Invitation=1 JoinHint=1 LoginPrompt=1 "
         "MatchJoined=1 MatchReport=4 MatchStartReport=5 MatchWon=4 MotdEnd=1 MotdLine=10 MotdStart=1 "

@@ -173,6 +173,7 @@ class SocialMixin(_Base):
         self.log.info("stopped watching to play", player=self._watching)
         self._watching = None
         self._watch = None
+        self._watch_asked_at = -1e9  # once the bot's match is over, it watches again at once
         await self._command(session, session.protocol.unwatch())
 
     # -- watching and kibitzing -----------------------------------------------------------------------------
