@@ -326,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
                 rec = json.loads(line)
                 done[rec["key"]] = rec
     rows = load_rows(args.dumps, args.n)
+    commit = subprocess.run(  # at the start: the code the run's rows were computed with
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     if not args.report_only:
         if not Path(args.gnubg).exists():
             print(f"gnubg not found at {args.gnubg}", file=sys.stderr)
@@ -350,9 +353,6 @@ def main(argv: list[str] | None = None) -> int:
     rep = report(recs)
     print_report(rep)
     if not args.report_only:
-        commit = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
         append_json_line(
             args.out,
             {
