@@ -23,6 +23,7 @@ from urllib.parse import unquote
 from websockets.asyncio.server import ServerConnection
 from websockets.http11 import Request, Response
 
+from bot.logs import Repeats
 from bot.web.archive import ArchiveError, ArchiveReader
 
 log = logging.getLogger("gammond.web.http")
@@ -60,6 +61,7 @@ class StaticFiles:
         }
         self.archive = ArchiveReader(archive) if archive is not None else None
         self.origins = frozenset(o.rstrip("/").lower() for o in origins)  # besides the page's own
+        self._repeats = Repeats(60.0)
 
     def __repr__(self) -> str:
         return f"<StaticFiles {sorted(self.files)} {self.archive!r}>"
@@ -69,7 +71,9 @@ class StaticFiles:
         if path == WS_PATH:
             refusal = self.origin_refusal(request)
             if refusal is not None:
-                log.warning("WebSocket refused: %s", refusal)
+                repeated = self._repeats.hit("origin")  # a page hammering us: a line a minute
+                if repeated is not None:
+                    log.warning("WebSocket refused (%d more since the last line): %s", repeated, refusal)
                 return _response(connection, HTTPStatus.FORBIDDEN, refusal.encode() + b"\n", TEXT_TYPE)
             return None  # the WebSocket handshake goes on
         if path == ARCHIVE_PATH or path.startswith(ARCHIVE_PATH + "/"):
