@@ -23,8 +23,10 @@ class RequestError(ValueError):
 
 
 def emit(
-    obj: dict[str, Any], as_json: bool, text: Callable[[dict[str, Any]], str], out: TextIO = sys.stdout
+    obj: dict[str, Any], as_json: bool, text: Callable[[dict[str, Any]], str], out: TextIO | None = None
 ) -> None:
+    # sys.stdout is looked up at each call, not bound at import: it may be replaced (pytest, redirection).
+    out = sys.stdout if out is None else out
     if as_json:
         out.write(json.dumps(obj, separators=(",", ":")) + "\n")
     else:
