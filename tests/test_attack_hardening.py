@@ -138,8 +138,8 @@ async def test_guessing_from_many_addresses_never_keeps_the_owner_out(
 ) -> None:
     """20 addresses guessing at once: the owner, from the address he logged in from before, and a new player
     from a fresh address log in within one check's spacing every time, and the account's password checks
-    stay spaced after every failure (a new player's fresh address comes before every address that has failed;
-    it ties only with the attacker's own fresh ones). The guesses used to queue per account (each booked a doubling slot) until
+    stay spaced after every failure (a new player's address, with one attempt, comes before every address that has
+    tried more, checked or timed out waiting; it ties only with the attacker's fresh ones, and the newest wins). The guesses used to queue per account (each booked a doubling slot) until
     even the right password was refused unchecked ("login refused: wrong password" for the bot's own)."""
     import bot.server.server as server_module
 
@@ -154,7 +154,11 @@ async def test_guessing_from_many_addresses_never_keeps_the_owner_out(
         return ok
 
     monkeypatch.setattr(server_module, "verify_password", recording)
-    server = FibsServer(tmp_path / "s.sqlite3", port=0, scrypt_n=FAST_HASH, login_delay=spacing)
+    # a short login timeout: guessers left waiting time out and come back on fresh connections, and must not
+    # then pass before a new player (they did when only failures ranked the addresses)
+    server = FibsServer(
+        tmp_path / "s.sqlite3", port=0, scrypt_n=FAST_HASH, login_delay=spacing, login_timeout=2.0
+    )
     await server.start()
     stop = asyncio.Event()
     guessers: list[asyncio.Task[None]] = []
@@ -167,7 +171,7 @@ async def test_guessing_from_many_addresses_never_keeps_the_owner_out(
         guessers = [
             asyncio.create_task(_guess_forever(a, server.port, stop, n)) for n, a in enumerate(addresses)
         ]
-        await until(lambda: all(server.logins.address_failures(a) for a in addresses))
+        await until(lambda: sum(1 for *_, ok in checks if not ok) >= 8)  # most addresses not checked yet
         waits = []
         for n in range(6):
             address = "127.0.0.1" if n % 2 == 0 else f"127.0.1.{n}"  # the owner's, then new players' (fresh)
@@ -185,7 +189,7 @@ async def test_guessing_from_many_addresses_never_keeps_the_owner_out(
         # after every failed check the account's next check starts at least `spacing` after it
         ordered = sorted(checks)
         gaps = [b[0] - a[0] for a, b in itertools.pairwise(ordered) if not a[2]]
-        assert len(gaps) >= 20 and min(gaps) >= spacing - 0.02, sorted(gaps)[:5]
+        assert len(gaps) >= 10 and min(gaps) >= spacing - 0.02, sorted(gaps)[:5]
         assert server.logins.stats.waiting >= 0
     finally:
         stop.set()
