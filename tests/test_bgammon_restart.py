@@ -28,7 +28,18 @@ from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 from engine.bras import BrasEvaluator
 from engine.formats.mat import read_mat
-from tests.bgammon_fake_server import FakeBgammonServer, FinishedMatch, Script, ScriptedOpponent
+from engine.moves import Move, apply_move
+from engine.position import BAR, Position
+from protocols.bgammon.board import BoardState, PlayerInfo
+from protocols.bgammon.events import Board
+from tests.bgammon_fake_server import (
+    Client,
+    FakeBgammonServer,
+    FinishedMatch,
+    Script,
+    ScriptedOpponent,
+    raw_board,
+)
 
 BOT = "BOT_gammond"
 PASSWORD = "pw"
@@ -133,6 +144,130 @@ async def test_a_bot_killed_twice_mid_match_archives_the_whole_match_once(
         with StateStore.open(tmp_path / "var") as store:
             [row] = store.all()
             assert row.status == MatchStatus.ARCHIVED
+
+
+@pytest.mark.parametrize(
+    ("transport", "between"), [("tcp", "own"), ("tcp", "opponent's"), ("ws", "opponent's")]
+)
+async def test_a_bot_killed_between_two_steps_of_one_turn_archives_the_whole_match(
+    transport: str, between: str, tmp_path: Path
+) -> None:
+    """Killed with the server one step into a turn and the bot not yet shown it: its own turn (it takes the
+    step back and plays the engine's play again), or the opponent's (the bot sent ``ok`` and read nothing more;
+    the opponent played one step before the kill). The first board after the restart then shows the opponent's
+    step, so the end of the bot's turn lies under it. The timing is forced: the bot stops reading at the step
+    (own) or at its ``ok`` (opponent's) and is dropped inside the server's handling of that step."""
+    async with FakeBgammonServer(seed=8, accounts=ACCOUNTS) as server:
+        address = server.tcp_address if transport == "tcp" else server.ws_address
+        script = Script(matches=1, smart=True, double_lead=None, seed=4)
+        play = asyncio.create_task(ScriptedOpponent(address, "bob", BOT, script).run())
+        frozen, killed = asyncio.Event(), asyncio.Event()
+        handle = server.handle
+
+        def kill() -> None:
+            server.drop(BOT)  # inside the server's handling: the opponent's next step waits for the bot
+            killed.set()
+
+        def kill_at_a_step(client: Client, text: str) -> None:
+            line = text.strip()  # a TCP line comes with its newline
+            game = client.game
+            rules = game.rules if game is not None else None
+            steps_before = len(rules.steps) if rules is not None else 0
+            turn_over = rules is not None and rules.done
+            ends_turn = line.split()[:1] in (["ok"], ["resign"], ["double"])
+            if frozen.is_set() and not killed.is_set() and client.name != BOT and ends_turn:
+                kill()  # the opponent would end its turn without a step: the check on the first board fails
+            handle(client, text)
+            if killed.is_set() or game is None:
+                return
+            after = game.rules  # None once the turn has passed to a player who may double
+            stepped = line.startswith("move") and after is not None and len(after.steps) > steps_before
+            if client.name == BOT and not frozen.is_set() and bot_moves(server) >= 4:
+                if between == "own" and stepped and after is not None and after.available():
+                    frozen.set()  # one step of the bot's turn played, more to come
+                    kill()
+                elif between == "opponent's" and line == "ok" and turn_over:
+                    frozen.set()  # the bot's turn is over: killed at the opponent's first step
+            elif frozen.is_set() and client.name != BOT and stepped:
+                kill()
+
+        server.handle = kill_at_a_step  # type: ignore[method-assign]
+        store = StateStore.open(tmp_path / "var")
+        first = make_bot(address, tmp_path / "archive", store)
+        on_event = first._on_event
+
+        async def reads_nothing_once_frozen(event: object) -> None:
+            if frozen.is_set():
+                await asyncio.Event().wait()  # as a process killed before it read this
+            await on_event(event)  # type: ignore[arg-type]
+
+        first._on_event = reads_nothing_once_frozen  # type: ignore[method-assign]
+        stop = asyncio.Event()
+        task = asyncio.create_task(first.run(stop))
+        await asyncio.wait_for(killed.wait(), DEADLINE)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        store.close()
+
+        store = StateStore.open(tmp_path / "var")
+        second = make_bot(address, tmp_path / "archive", store)
+        boards: list[BoardState] = []
+        on_event = second._on_event
+
+        async def keeps_boards(event: object) -> None:
+            if isinstance(event, Board):
+                boards.append(event.state)
+            await on_event(event)  # type: ignore[arg-type]
+
+        second._on_event = keeps_boards  # type: ignore[method-assign]
+        task = asyncio.create_task(second.run(stop))
+        await asyncio.wait_for(play, DEADLINE)
+        await eventually(lambda: len(second.archived) == 1)
+        stop.set()
+        await asyncio.wait_for(task, DEADLINE)
+        store.close()
+        back = boards[0]  # the board the server seats the bot back with: one step into the turn
+        assert back.turn == (1 if between == "own" else 2) and len(back.moves) == 1, back
+        [done] = server.finished
+        assert_whole(tmp_path / "archive", done)
+        assert len(events("bgammon.match_restored")) == 1 and not events("bgammon.not_archived")
+        assert second.refused_moves == 0 and second.plays_differing == 0
+
+
+def test_the_end_of_a_turn_hidden_under_steps_of_the_next_one_is_found_hit_and_all() -> None:
+    """The shape of the flaky failure (issue 27): the bot's 6-1 hits (13/7* 8/7) and the next board it reads
+    already shows the opponent's entering step bar/22 (the boards between were never read: killed, restarted).
+    The tracker finds the bot's play from which that step leads to the board (before: 'no legal play of 61
+    leads from ...', the end taken with the opponent's step in it)."""
+    names = (BOT, "Guest_bob")
+
+    def board(pos1: Position, turn: int, dice: tuple[int, int] = (0, 0), moves: tuple = ()) -> Board:
+        return Board(
+            state=BoardState(
+                board=tuple(raw_board(pos1)), turn=turn, roll1=dice[0], roll2=dice[1], moves=moves, points=5,
+                player1=PlayerInfo(1, names[0]), player2=PlayerInfo(2, names[1]),
+            )
+        )  # fmt: skip
+
+    tracker = MatchTracker(names, 5, site="fake")
+    start = Position.initial()
+    tracker.on_event(board(start, 0))
+    tracker.on_event(board(start, 2, (2, 6)))  # the opponent opens with 6-2: 24/18 13/11
+    after_opening = apply_move(start, (6, 2), Move.of((24, 18), (13, 11))).swap()  # the bot's view
+    tracker.on_event(board(after_opening, 1))
+    tracker.on_event(board(after_opening, 1, (6, 1)))
+    hit = apply_move(after_opening, (6, 1), Move.of((13, 7), (8, 7)))
+    assert hit.opp[BAR] == 1
+    entered = apply_move(hit.swap(), (3, 1), Move.of((25, 22), (6, 5))).swap()
+    half = Position(entered.me, (*hit.opp[:21], 1, *hit.opp[22:24], 0))  # bar/22 only
+    tracker.on_event(board(half, 2, (3, 1), moves=((27, 3),)))  # 27: the opponent's bar; its 22 is space 3
+    tracker.on_event(board(entered, 1))
+    assert tracker.error is None
+    record = tracker.record()
+    assert record is not None
+    moves = [a.move for a in record.games[0].actions if a.move is not None]
+    assert moves[-2:] == [Move.of((13, 7), (8, 7)), Move.of((25, 22), (6, 5))]
 
 
 async def test_a_match_stored_finished_but_never_written_is_archived_at_the_next_start(

@@ -32,7 +32,7 @@ from engine.moves import Move, legal_plays
 from engine.position import BAR, CHEQUERS, Position
 from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, starting_state
 from protocols.bgammon import events as ev
-from protocols.bgammon.board import BgammonBoardError, BoardState, bgammon_rules, win_level
+from protocols.bgammon.board import BgammonBoardError, BoardState, bgammon_rules, move_from_steps, win_level
 
 __all__ = ["SNAPSHOT_VERSION", "MatchTracker"]
 
@@ -85,6 +85,22 @@ class _Turn:
 def _bg(player: int) -> int:
     """Our player number (0/1) as the board's (1/2)."""
     return player + 1
+
+
+def _played(pos: Position, steps: tuple[tuple[int, int], ...]) -> Position | None:
+    """``pos`` (seen by the mover) after the mover's single steps (25 the bar, 0 off), a blot hit where a step
+    lands on one; None where a step cannot be made (no chequer there, a point held against it)."""
+    me, opp = list(pos.me), list(pos.opp)
+    for src, dst in steps:
+        i = BAR if src == 25 else src - 1
+        if not me[i] or (me[BAR] and src != 25) or (dst and opp[24 - dst] >= 2):
+            return None
+        me[i] -= 1
+        if dst:
+            me[dst - 1] += 1
+            if opp[24 - dst] == 1:
+                opp[24 - dst], opp[BAR] = 0, opp[BAR] + 1
+    return Position(me, opp)
 
 
 def _standard_level(winner_view: Position) -> int:
@@ -243,7 +259,13 @@ class MatchTracker:
             return
         acting = self._player(b.turn)
         if self._turn is not None and self._turn.player != acting:
-            self._finish_turn(builder, b.position(_bg(self._turn.player)))
+            # after a restart the first board of the next turn may already show some of its steps (played while
+            # the bot was down before reading the board that passed the turn): the turn ended under them
+            end = b.position(_bg(self._turn.player))
+            self._finish_turn(builder, self._under_steps(self._turn, b) if b.moves else end)
+        elif self._turn is not None and (not b.rolled or b.dice != self._turn.dice):
+            self._stop(f"missed a whole turn of {self.names[1 - acting]} (no board of it was read)")
+            return
         if not b.double_offered and self._doubler is None and self._missed_take(builder, b, acting):
             self._doubler = acting  # offered and taken while nothing was read (a restart): recorded below
         if b.double_offered and self._doubler is None:
@@ -380,6 +402,26 @@ class MatchTracker:
         raise BgammonBoardError(
             f"no legal play of {turn.dice[0]}{turn.dice[1]} leads from {turn.start.position_id} to {end.position_id}"
         )
+
+    def _under_steps(self, turn: _Turn, b: BoardState) -> Position:
+        """The end of ``turn`` (seen by its mover) on a board of the next turn that shows steps of it already
+        played: the one play of ``turn`` from whose end those steps lead to the board (bgammon's ``Moves`` say
+        nothing of hits, so they are played forward from each candidate, never taken back)."""
+        mover, acting = _bg(turn.player), b.turn
+        steps = move_from_steps(b.moves, acting).steps
+        now = b.position(acting)
+        ends = {
+            play.position
+            for play in legal_plays(turn.start, turn.dice)
+            if _played(play.position.swap(), steps) == now
+        }
+        if len(ends) != 1:
+            raise BgammonBoardError(
+                f"the end of {self.names[turn.player]}'s turn ({turn.dice[0]}{turn.dice[1]} from "
+                f"{turn.start.position_id}) is hidden under {len(steps)} step(s) of the next turn: "
+                f"{len(ends)} plays fit {b.position(mover).position_id}"
+            )
+        return ends.pop()
 
     def _finish_turn(self, builder: RecordBuilder, end: Position) -> None:
         assert self._turn is not None
