@@ -307,3 +307,140 @@ async def test_the_bot_plays_whole_matches_on_the_real_server(tmp_path: Path) ->
     store.close()
     assert bot.refused_moves == 0 and bot.plays_differing == 0, why
     assert not recorder.events("bgammon.play_off_course"), why
+
+
+class HoldingHuman(Human):
+    """The human, who while ``watching`` rolls without doubling and stops after the first step of its turn
+    (``stepped``) until ``release``; a turn it cannot move in is handed back with ``dance``."""
+
+    def __init__(self, port: int, matches: int, seed: int) -> None:
+        super().__init__(port, matches, seed)
+        self.watching = False
+        self.stepped, self.release = asyncio.Event(), asyncio.Event()
+        self.dance: Any = None
+
+    async def on_board(self, b: dict[str, Any]) -> None:
+        if not self.watching or b.get("Winner") or b["Turn"] != 1 or b["DoubleOffered"]:
+            await super().on_board(b)
+        elif b["Roll1"] == 0:
+            await self.send("roll")
+        elif b.get("Moves"):
+            self.watching = False
+            self.stepped.set()
+            await self.release.wait()
+            self._last = None
+            await self.send("board")  # the board is old by now
+        else:
+            if not b.get("Available"):
+                self.watching = False
+                self.dance()  # no step to stop after: another turn
+            await super().on_board(b)
+
+
+async def test_a_bot_killed_after_its_ok_and_the_humans_first_step_archives_the_whole_match(
+    tmp_path: Path,
+) -> None:
+    """Issue 27's flaky restart, forced on the real server: the bot sends ``ok`` and reads nothing more; the
+    human plays one step; the bot is killed (its connection closed) and started again with its state store.
+    The server seats it back with a board that shows the human's step (it refuses moves while the bot is
+    away), under which the end of the bot's turn lies. The match is archived whole."""
+    store = StateStore.open(tmp_path / "state")
+    async with real_server(tmp_path / "server.log") as port:
+        server = ServerConfig(
+            name="real", protocol="bgammon", address=f"tcp://127.0.0.1:{port}", user="gammond"
+        )
+        options = BgammonOptions(
+            lengths=(5,), create_delay=0.05, rematch_wait=0.3, backoff_base=0.05, backoff_cap=0.5, keepalive=10.0,
+            read_timeout=DEADLINE,
+        )  # fmt: skip
+
+        def make_bot(recorder: Recorder) -> BgammonBot:
+            bot = BgammonBot(
+                server, Analyser.default(), Archive(tmp_path / "archive"), options,
+                level=lambda _opponent: parse_level("expert"), rng=random.Random(3), password=lambda: "", store=store,
+            )  # fmt: skip
+            bot.log = recorder
+            return bot
+
+        human = HoldingHuman(port, matches=1, seed=5)
+        play = asyncio.create_task(human.run())
+        first = make_bot(Recorder())
+        frozen, thaw = asyncio.Event(), asyncio.Event()
+        moves = 0
+        send, on_event = first._send, first._on_event
+
+        def dance() -> None:  # the human could not move: the bot reads on, and stops at a later ok
+            frozen.clear()
+            thaw.set()
+
+        human.dance = dance
+
+        async def stops_after_its_ok(line: str, log_line: bool = True) -> None:
+            nonlocal moves
+            moves += line.startswith("move ")
+            b = first._board
+            turn_over = (
+                b is not None and b.turn == 1 and b.rolled and not b.available and not b.double_offered
+            )
+            if (
+                line == "ok"
+                and turn_over
+                and moves >= 4
+                and not frozen.is_set()
+                and not human.stepped.is_set()
+            ):
+                frozen.set()
+                thaw.clear()
+                human.watching = True
+            await send(line, log_line)
+
+        async def reads_nothing_once_frozen(event: Any) -> None:
+            if frozen.is_set():
+                await thaw.wait()  # forever, unless the human's turn was a dance
+            await on_event(event)
+
+        first._send = stops_after_its_ok  # type: ignore[method-assign]
+        first._on_event = reads_nothing_once_frozen  # type: ignore[method-assign]
+        stop = asyncio.Event()
+        task = asyncio.create_task(first.run(stop))
+        try:
+            await asyncio.wait_for(human.stepped.wait(), DEADLINE)
+            task.cancel()  # as kill -9: the connection closes, nothing more sent
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await asyncio.sleep(0.5)  # the server sees the close before the human sends again
+            human.release.set()
+            recorder = Recorder()
+            second = make_bot(recorder)
+            boards: list[Any] = []
+            second_on_event = second._on_event
+
+            async def keeps_boards(event: Any) -> None:
+                if type(event).__name__ == "Board":
+                    boards.append(event.state)
+                await second_on_event(event)
+
+            second._on_event = keeps_boards  # type: ignore[method-assign]
+            task = asyncio.create_task(second.run(stop))
+            await asyncio.wait_for(play, DEADLINE)
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 10
+            while not second.archived and loop.time() < end:
+                await asyncio.sleep(0.05)
+        finally:
+            stop.set()
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            play.cancel()
+    server_log = (tmp_path / "server.log").read_text(errors="replace")
+    why = "\n".join(recorder.problems()[-20:]) + "\n" + server_log[-3000:]
+    back = boards[0]  # the board the server seats the bot back with: the human's step is on it
+    assert back.turn == 2 and len(back.moves) == 1, (back, why)
+    [path] = (tmp_path / "archive").glob("*.mat")
+    record = read_mat(path.read_text())
+    assert not record.partial, (record.comment, why)
+    state = record.final_state()
+    assert state.match_over and state.winner == (0 if human.finished[0]["Winner"] == 2 else 1)
+    assert recorder.events("bgammon.match_restored") and not store.active("real", second.user)
+    store.close()
