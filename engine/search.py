@@ -282,11 +282,11 @@ class Search:
         return self.evaluate_boards(positions_to_array(positions, np.uint8), plies, equity)
 
     def evaluate_boards(self, boards: np.ndarray, plies: int, equity: EquityFn = money_equity) -> np.ndarray:
+        if plies <= 0 or not len(boards):
+            return self._probs(boards)  # a plain net call (rollouts' batches): no search to spare
         uniq, back = unique_boards(boards)
         if len(uniq) < len(boards):  # transpositions: each searched once (see unique_boards)
             return self.evaluate_boards(uniq, plies, equity)[back]
-        if plies <= 0 or not len(boards):
-            return self._probs(boards)
         out = np.zeros((len(boards), 5))
         exact = self._exact(boards)
         if exact.any():
