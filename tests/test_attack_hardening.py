@@ -138,8 +138,8 @@ async def test_guessing_from_many_addresses_never_keeps_the_owner_out(
 ) -> None:
     """20 addresses guessing at once: the owner, from the address he logged in from before, and a new player
     from a fresh address log in within one check's spacing every time, and the account's password checks
-    stay spaced after every failure (a new player's address, with one attempt, comes before every address that has
-    tried more, checked or timed out waiting; it ties only with the attacker's fresh ones, and the newest wins). The guesses used to queue per account (each booked a doubling slot) until
+    stay spaced after every failure (a new player's address, without a miss, comes before every address with a wrong
+    guess or a guess that timed out waiting; it ties only with the attacker's fresh ones, and the newest wins). The guesses used to queue per account (each booked a doubling slot) until
     even the right password was refused unchecked ("login refused: wrong password" for the bot's own)."""
     import bot.server.server as server_module
 

@@ -7,16 +7,17 @@ not a queue but a priority list, so the owner does not wait behind the guesses:
 
 1. attempts from an address this account has logged in from before (``trusted``: remembered here, and the
    account's last login address from the store) come first;
-2. then attempts from addresses with fewer recent attempts (a guesser's address sinks with each guess, checked
-   or timed out while waiting, and with each reconnection; a new player's has one);
+2. then attempts from addresses with fewer recent misses: wrong passwords and attempts that timed out waiting (a
+   guesser's address sinks with each, even one whose guesses were never checked; a new player's, or a busy
+   address whose logins succeed, has none);
 3. then the newest (an attack's first wave of fresh addresses does not hold up a player arriving later).
 
 Failures also cost the address: after ``f`` failures an address waits ``min(cap, base * 2 ** (f - 1))`` between
 two of its untrusted checks, whatever the account (one address spraying many accounts), but an address's cost
 never delays a login of an account from an address it is trusted on (users behind one proxy). Nothing is ever
 refused for the length of its wait: a right password waits at most the account's spacing plus one check when it
-comes from a trusted address, whatever the number of guessers elsewhere. An address's failures and attempts are
-forgotten after ``memory`` seconds without one.
+comes from a trusted address, whatever the number of guessers elsewhere. An address's failures and misses are
+forgotten after ``memory`` seconds without a miss.
 """
 
 from __future__ import annotations
@@ -55,8 +56,8 @@ class _Account:
 @dataclass(slots=True)
 class _Address:
     failures: int = 0
-    attempts: int = 0  # logins tried, checked or not (a guesser's attempts that time out count too)
-    last: float = 0.0  # the last failure or attempt
+    misses: int = 0  # failures and attempts that timed out waiting (a guesser's, left in the line)
+    last: float = 0.0  # the last miss
     free_at: float = 0.0  # no untrusted check from this address before this time
 
 
@@ -126,9 +127,6 @@ class LoginGate:
         ``done`` after the check, or ``release`` when no check was made."""
         trusted = trusted or self.is_trusted(account, host)
         acc = self._account(account)
-        address = self._address(host, self.clock())
-        address.attempts += 1
-        address.last = self.clock()
         me = _Waiter(next(self._seq), host, trusted)
         acc.waiters[me.seq] = me
         self.stats.waiting += 1
@@ -145,6 +143,9 @@ class LoginGate:
                         address.free_at = max(address.free_at, now + self.cost(address.failures))
                     return True
                 if now >= deadline:
+                    address = self._address(host, now)
+                    address.misses += 1
+                    address.last = now
                     return False
                 wake = deadline  # the account is busy, or a better attempt is ready: until a change
                 if not acc.busy:
@@ -205,6 +206,7 @@ class LoginGate:
         self.stats.failures += 1
         address = self._address(host, now)
         address.failures += 1
+        address.misses += 1
         address.last = now
         delay = self.cost(address.failures)
         address.free_at = max(address.free_at, now + delay)
@@ -216,14 +218,14 @@ class LoginGate:
         address = self._addresses.get(waiter.host)
         return address is None or now >= address.free_at
 
-    def address_attempts(self, host: str) -> int:
+    def address_misses(self, host: str) -> int:
         address = self._addresses.get(host)
-        return 0 if address is None else address.attempts
+        return 0 if address is None else address.misses
 
     def _priority(self, waiter: _Waiter) -> tuple[int, int, int]:
         # Among equals the newest first: a new player's fresh address is not queued behind the fresh addresses
         # an attack opened with (the old ones wait; their login timeout bounds it).
-        return (0 if waiter.trusted else 1, self.address_attempts(waiter.host), -waiter.seq)
+        return (0 if waiter.trusted else 1, self.address_misses(waiter.host), -waiter.seq)
 
     def _eligible(self, acc: _Account, me: _Waiter, now: float) -> bool:
         if acc.busy or now < acc.free_at or not self._ready(me, now):
@@ -254,8 +256,8 @@ class LoginGate:
             if len(self._addresses) >= MAX_KEYS:
                 _forget(self._addresses, lambda a: True, lambda a: a.last)
             address = self._addresses[key] = _Address()
-        elif address.attempts and now - address.last > self.memory and now >= address.free_at:
-            address.failures = address.attempts = 0
+        elif address.misses and now - address.last > self.memory and now >= address.free_at:
+            address.failures = address.misses = 0
         return address
 
 
