@@ -1,6 +1,7 @@
 """``gammond run``: the daemon. One asyncio process holds the embedded server (when configured), one bot per
 account (a ``FibsBot`` per FIBS account, the bgammon bot per bgammon entry), a heartbeat file and an optional
-``/healthz`` endpoint; engine work runs in a thread pool so the loop stays responsive.
+``/healthz`` endpoint; engine work runs in ``bot.engine_pool`` (threads, and worker processes for world-class and
+deeper decisions) so the loop stays responsive and no match waits behind another's slow decision.
 
 Shutdown is in two stages (reference model-codebases.md, lesson 7): the first SIGTERM or SIGINT shouts the
 shutdown to everyone on the embedded server, stops taking invitations and gives running matches
