@@ -29,10 +29,13 @@ from bot.archive import Archive, archive_name
 from bot.config import Config
 from bot.engine_pool import EnginePool, slow_levels_configured
 from bot.fibs import FibsBot, FibsEndpoint, recover_unarchived
+from bot.fibs.archiving import archive_stored
 from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
 
 HEARTBEAT = "heartbeat"
+ARCHIVE_RETRY_INITIAL = 30.0  # seconds between two passes over the external matches left unarchived
+ARCHIVE_RETRY_MAX = 300.0
 _HTTP_LIMIT = 8192
 
 
@@ -147,6 +150,9 @@ class Daemon:
         self._done = asyncio.Event()
         self._helpers: list[asyncio.Task[None]] = []
         self._health: asyncio.Server | None = None
+        self._unarchived: set[str] = (
+            set()
+        )  # external matches whose archive write failed, retried while running
 
     # -- control -----------------------------------------------------------------------------------------
 
@@ -195,7 +201,7 @@ class Daemon:
     def status(self) -> dict[str, Any]:
         bots = [bot.status() for bot in self.bots]
         # finished matches whose archive write failed and is being retried (the embedded server's)
-        pending = len(getattr(self.server, "pending_archives", None) or ())
+        pending = len(getattr(self.server, "pending_archives", None) or ()) + len(self._unarchived)
         ok = all(b["logged_in"] for b in bots) and not self.draining and not pending
         return {
             "status": "ok" if ok else ("draining" if self.draining else "degraded"),
@@ -275,6 +281,7 @@ class Daemon:
             )
         self._helpers.append(asyncio.create_task(self._heartbeat()))
         self._helpers.append(asyncio.create_task(self._watch_bots()))
+        self._helpers.append(asyncio.create_task(self._retry_archives()))
         if c.daemon.health_port:
             try:
                 self._health = await asyncio.start_server(self._healthz, "127.0.0.1", c.daemon.health_port)
@@ -314,6 +321,36 @@ class Daemon:
         )
         self.bots.append(bot)
         self._bot_tasks.append(asyncio.create_task(bot.run(asyncio.Event()), name=f"bgammon {s.name}"))
+
+    async def _retry_archives(self) -> None:
+        """External servers' matches whose archive write failed stay FINISHED in the state store (the embedded
+        server retries its own): written again while running, every ARCHIVE_RETRY_INITIAL seconds doubling to
+        ARCHIVE_RETRY_MAX while they fail. A row is taken once a pass has seen it before, so that its bot has had
+        its own try; the archive writes each key once whoever tries."""
+        c = self.config
+        delay = ARCHIVE_RETRY_INITIAL
+        while True:
+            await asyncio.sleep(delay)
+            if self.store is None or self.archive is None:
+                continue
+            rows = [
+                r for r in self.store.finished_unarchived() if not (c.embedded and r.server == c.server.name)
+            ]
+            failed = False
+            for row in rows:
+                if row.key not in self._unarchived:
+                    continue
+                try:
+                    name = await asyncio.to_thread(archive_stored, self.archive, row, self.log)
+                except Exception as exc:  # disk full, no file handle left ...: the next pass tries again
+                    failed = True
+                    self.log.error("archive write failed again", match=row.key, error=str(exc)[:200])
+                    continue
+                self.store.set_status(row.key, MatchStatus.ARCHIVED, name)
+                self.log.info("archived a match whose write had failed", match=row.key, file=name)
+            still = {r.key for r in self.store.finished_unarchived()}
+            self._unarchived = {r.key for r in rows} & still  # taken at the next pass
+            delay = min(2 * delay, ARCHIVE_RETRY_MAX) if failed else ARCHIVE_RETRY_INITIAL
 
     async def _watch_bots(self) -> None:
         """When every bot has stopped by itself (bad credentials everywhere ...), the daemon ends too."""

@@ -26,6 +26,7 @@ from bot.server.scripted import ScriptedClient, ScriptError
 from bot.server.server import FibsServer
 from bot.server.store import FinishedRow, Store
 from bot.server.table import record_to_json
+from bot.state import MatchStatus, StoredMatch
 from bot.web.server import WebService
 from engine.levels import parse_level
 from engine.player import Player
@@ -432,3 +433,46 @@ async def test_websocket_clients_are_capped(tmp_path: Path) -> None:
     finally:
         await web.close()
         await fibs.close()
+
+
+async def test_an_external_matchs_failed_archive_write_is_retried_while_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A match of an external server whose archive write failed stayed FINISHED until the next start."""
+    import bot.daemon as daemon_module
+
+    monkeypatch.setattr(daemon_module, "ARCHIVE_RETRY_INITIAL", 0.05)
+    tries: list[str] = []
+
+    def archive_stored(archive: object, stored: StoredMatch, log: object) -> str:
+        tries.append(stored.key)
+        if len(tries) < 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return "x.mat"
+
+    monkeypatch.setattr(daemon_module, "archive_stored", archive_stored)
+    daemon = Daemon(_config(tmp_path, web_port=0), analyser=BRAS)
+    task = asyncio.create_task(daemon.run())
+    try:
+        await until(lambda: daemon.bots and daemon.bots[0].logged_in)
+        assert daemon.store is not None
+        daemon.store.put(
+            StoredMatch(
+                "fibs.com/1",
+                "fibs.com",
+                "gammond",
+                "alice",
+                3,
+                MatchStatus.FINISHED,
+                {},
+                "2026-11-28T00:00:00Z",
+            )
+        )
+        await until(lambda: daemon.status()["archives_pending"] == 1, 10)  # seen once, then tried and failing
+        assert daemon.status()["status"] == "degraded"
+        await until(lambda: daemon.store.get("fibs.com/1").status is MatchStatus.ARCHIVED, 10)
+        assert len(tries) == 3 and daemon.store.get("fibs.com/1").archived == "x.mat"
+        await until(lambda: daemon.status()["archives_pending"] == 0, 10)
+    finally:
+        daemon.abort()
+        await asyncio.wait_for(task, 30)
