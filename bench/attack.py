@@ -17,7 +17,8 @@ registers three players. Everything the attacker sends comes from 127.0.0.x addr
    Figures: the right password's login time (max, every try), the account's password checks per second
    (replies to wrong guesses, which each follow one check: overall and the busiest 5 s).
 2. **flood**: ``--flood`` connection attempts, ``--concurrency`` at once from ``--flood-addresses`` addresses
-   (more than the server's 1,000 and than 16 per address: the caps close the oldest ones at the login prompt),
+   (the server accepts 200 a second and its kernel queue holds 1,024 more: the rest wait or time out; the caps
+   per address and in all are pinned by tests/test_attack_hardening.py),
    each held idle until the server cuts it (or 3 s), while a canary player sends ``time`` every 50 ms and a
    player plays a 1-point match against the bot. Figures: the canary's p50/p99 command latency, connections
    admitted/cut/failed, the match finished and archived.

@@ -397,6 +397,7 @@ async def serve(folder: Path, rate: float) -> None:
         login_delay=0.05,
         max_commands_per_second=rate,
         on_match_finished=to_archive,
+        max_connections_per_address=10_000,  # every scripted user logs in from 127.0.0.1 at once
     )
     await server.start()
     print(json.dumps({"port": server.port}), flush=True)

@@ -64,7 +64,7 @@ class EmbeddedServerConfig:
     max_commands_per_second: float = 20.0
     web_origins: tuple[str, ...] = ()  # WebSocket origins allowed besides the page's own (a proxy's URL)
     max_connections: int = 1000  # telnet connections in all (kept below the process's file limit)
-    max_connections_per_address: int = 16
+    max_connections_per_address: int = 64  # at the login prompt (the bots log in together from loopback)
     login_timeout: float = 120.0  # seconds from a connection's start to its login, whatever it sends
 
 

@@ -127,7 +127,7 @@ class FibsServer:
         login_delay: float = 1.0,
         clock: Callable[[], float] = time.time,
         max_connections: int = 1000,
-        max_connections_per_address: int = 16,
+        max_connections_per_address: int = 64,
         login_timeout: float = LOGIN_PHASE_TIMEOUT,
     ) -> None:
         self._own_store = not isinstance(store, Store)
