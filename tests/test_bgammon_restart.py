@@ -21,7 +21,9 @@ import structlog
 from bot import logs
 from bot.archive import Archive
 from bot.bgammon import BgammonBot, BgammonOptions, MatchTracker
+from bot.bgammon.link import open_link
 from bot.bgammon.persist import recover_unarchived, restore
+from bot.bgammon.session import parse_address
 from bot.config import Config, DaemonConfig, EmbeddedServerConfig, PolicyConfig, ServerConfig
 from bot.daemon import Daemon
 from bot.state import MatchStatus, StateStore
@@ -74,6 +76,12 @@ async def eventually(check: object, timeout: float = DEADLINE) -> None:
     while not check():  # type: ignore[operator]
         assert loop.time() < end, f"condition not reached in {timeout} s:\n{LOG.getvalue()[-3000:]}"
         await asyncio.sleep(0.01)
+
+
+async def bot_gone(server: FakeBgammonServer) -> None:
+    """The server has read the bot's last line (it forgets a client once its connection ends): a bot stopped
+    by its drain is out before the server's task has read what it sent last on a loaded machine."""
+    await eventually(lambda: all(c.name != BOT for c in server.clients))
 
 
 def bot_moves(server: FakeBgammonServer) -> int:
@@ -332,6 +340,7 @@ async def test_sigterm_saves_the_match_and_the_next_daemon_finishes_and_archives
         await eventually(lambda: bot_moves(server) >= 4)
         first.signal("SIGTERM")  # no grace: the match is saved at once
         assert await asyncio.wait_for(task, DEADLINE) == 0
+        await bot_gone(server)
         sent = [line for name, line in server.log if name == BOT]
         assert sent[-1] == "disconnect" and "leave" not in sent  # a leave would give the seat up
         assert not server.finished and events("bgammon.match_saved")
@@ -362,8 +371,47 @@ async def test_sigterm_lets_a_running_match_finish_within_the_grace(
         await asyncio.wait_for(play, DEADLINE)
         [done] = server.finished
         assert_whole(tmp_path / "archive", done)
+        await bot_gone(server)
         sent = [line for name, line in server.log if name == BOT]
         assert sent[-1] == "disconnect" and "rematch" not in sent and "leave" not in sent
+
+
+async def test_the_last_lines_of_a_tcp_link_closed_with_events_unread_are_handled() -> None:
+    """The bot sends its last lines (a step, ``disconnect``) and closes with the server's events unread. A
+    socket closed so is reset; a server whose write then fails ends the client with the lines it has not read
+    yet (bgammon's socket client: ``Terminate`` on a failed write, and its reader stops): the close waits for
+    the server's own. Before, 'disconnect' was lost (the SIGTERM test above, 1 run in 4 under load)."""
+    handled: list[str] = []
+    done = asyncio.Event()
+
+    async def slow_server(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while line := await reader.readline():
+                handled.append(line.decode().strip())
+                # more events than the client reads ahead: some are still in its kernel when it closes
+                writer.write((b'{"Type":"notice","Message":"' + b"x" * 1000 + b'"}\n') * 1000)
+                await asyncio.sleep(0.2)  # busy: the client's close (a reset, before) comes in meanwhile
+                await writer.drain()  # fails on a reset connection: the client is ended, unread lines with it
+                if handled[-1] == "disconnect":
+                    break
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+            done.set()
+
+    server = await asyncio.start_server(slow_server, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        link = await open_link(parse_address(f"tcp://127.0.0.1:{port}"), 5.0)
+        await link.send("move 13/10")
+        await link.send("disconnect")
+        await asyncio.sleep(0.05)  # the server's events are there, unread
+        await link.close()
+        await asyncio.wait_for(done.wait(), 5.0)
+    finally:
+        server.close()
+    assert handled == ["move 13/10", "disconnect"]
 
 
 def _free_port() -> int:

@@ -45,6 +45,15 @@ class TcpLink:
         return self._protocol.receive_data(data)
 
     async def close(self) -> None:
+        """Half-close, then read until the server closes (at most 2 s). A socket closed with events still
+        unread is reset, and a server whose write then fails drops the lines it has not handled yet (bgammon's
+        ``Terminate``): the bot's last ``disconnect`` was lost so, 1 run in 4 of the SIGTERM test under load."""
+        with contextlib.suppress(OSError, RuntimeError, asyncio.TimeoutError):
+            if self._writer.can_write_eof() and not self._writer.is_closing():
+                self._writer.write_eof()
+                async with asyncio.timeout(2.0):
+                    while await self._reader.read(65536):
+                        pass
         self._writer.close()
         with contextlib.suppress(OSError, asyncio.TimeoutError):
             await asyncio.wait_for(self._writer.wait_closed(), 2.0)
