@@ -76,9 +76,29 @@ def rating_word(memg: float) -> str:
     return "Awful!"
 
 
+def luck_rating(rate: float) -> str:
+    """gnubg's luck rating word for a luck rate in EMG per move (its roll marks at a tenth of the size)."""
+    return {
+        "very lucky": "Go to Las Vegas",
+        "lucky": "Good dice, man!",
+        "unlucky": "Bad dice, man!",
+        "very unlucky": "Go to bed",
+    }.get(luck_mark(10 * rate), "None")
+
+
+def chequer_rating_loss(epm: float, length: int) -> float:
+    """FIBS rating points lost to chequer errors (``epm`` in EMG per unforced move, ``length`` the match's)."""
+    return (8798.0 + 25526.0 / length) * epm
+
+
+def cube_rating_loss(epc: float, length: int) -> float:
+    """FIBS rating points lost to cube errors (``epc`` in EMG per close or actual cube decision)."""
+    return (863.0 - 519.0 / length) * epc
+
+
 def fibs_rating(epm: float, epc: float, length: int) -> float:
     """The error-based absolute FIBS rating of gnubg's manual; ``epm``, ``epc`` in EMG per decision."""
-    return 2050.0 - (8798.0 + 25526.0 / length) * epm - (863.0 - 519.0 / length) * epc
+    return 2050.0 - chequer_rating_loss(epm, length) - cube_rating_loss(epc, length)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +188,7 @@ class PlayerStats:
     )
     chequer_error: float = 0.0
     chequer_error_unnormalised: float = 0.0
+    rolls: int = 0  # rolls whose luck was judged
     luck: float = 0.0
     luck_unnormalised: float = 0.0
     luck_marked: dict[str, int] = field(
@@ -190,6 +211,8 @@ class PlayerStats:
     )
     cube_error: float = 0.0
     cube_error_unnormalised: float = 0.0
+    # each kind of cube error's total: [EMG, MWC (match) or points (money)]
+    cube_error_kinds: dict[str, list[float]] = field(default_factory=dict)
 
     def add(self, d: Decision) -> None:
         if d.kind == "move":
@@ -200,6 +223,7 @@ class PlayerStats:
                 self.chequer_error += d.loss
                 self.chequer_error_unnormalised += d.loss_unnormalised
             if d.luck is not None:
+                self.rolls += 1
                 self.luck += d.luck
                 self.luck_unnormalised += d.luck_unnormalised or 0.0
                 if d.luck_mark:
@@ -220,6 +244,9 @@ class PlayerStats:
             self.cube_error_unnormalised += d.cube_loss_unnormalised
         if cv.error:
             self.cube_errors[cv.error] += 1
+            kind = self.cube_error_kinds.setdefault(cv.error, [0.0, 0.0])
+            kind[0] += cv.loss
+            kind[1] += d.cube_loss_unnormalised
 
     def summary(self, both_moves: int, length: int, actual: float, adjusted: float) -> dict[str, Any]:
         unf, close = self.unforced_moves, self.cube_decisions
@@ -234,6 +261,8 @@ class PlayerStats:
             "cube_decisions": close,
             "total_cube_decisions": self.cube_total,
             "marked_moves": dict(self.marked),
+            # gnubg counts a forced move as unmarked too: every move less the marked ones
+            "unmarked_moves": self.total_moves - sum(n for k, n in self.marked.items() if k != "none"),
             "chequer_error_emg": round(self.chequer_error, 5),
             "chequer_error_unnormalised": round(self.chequer_error_unnormalised, 6),
             "chequer_error_rate_memg": round(1000 * epm, 2),
@@ -242,6 +271,12 @@ class PlayerStats:
             "takes": self.takes,
             "passes": self.passes,
             "cube_errors": dict(self.cube_errors),
+            "cube_error_kinds_emg": {
+                k: round(self.cube_error_kinds.get(k, [0.0])[0], 5) for k in self.cube_errors
+            },
+            "cube_error_kinds_unnormalised": {
+                k: round(self.cube_error_kinds.get(k, [0.0, 0.0])[1], 6) for k in self.cube_errors
+            },
             "cube_error_emg": round(self.cube_error, 5),
             "cube_error_unnormalised": round(self.cube_error_unnormalised, 6),
             "cube_error_rate_memg": round(1000 * epc, 2),
@@ -256,9 +291,13 @@ class PlayerStats:
             "luck_unnormalised": round(self.luck_unnormalised, 6),
             "luck_rate_memg": round(1000 * self.luck / self.total_moves, 2) if self.total_moves else 0.0,
             "luck_marked_rolls": dict(self.luck_marked),
+            "unmarked_rolls": self.rolls - sum(self.luck_marked.values()),
+            "luck_rating": luck_rating(self.luck / self.total_moves) if self.total_moves else None,
             "actual_result": round(actual, 6),
             "luck_adjusted_result": round(adjusted, 6),
             "fibs_rating": round(fibs_rating(epm, epc, length), 2) if length else None,
+            "chequer_rating_loss": round(chequer_rating_loss(epm, length), 2) if length else None,
+            "cube_rating_loss": round(cube_rating_loss(epc, length), 2) if length else None,
         }
 
 

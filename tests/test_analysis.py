@@ -17,7 +17,7 @@ import pytest
 from bot.analysis_jobs import SUFFIX, BackgroundAnalysis, analysis_path
 from bot.archive import Archive
 from bot.cli import main
-from bot.commands.analyse import PLAYER_KEYS, Progress, analyse_file
+from bot.commands.analyse import PLAYER_KEYS, Progress, analyse_file, report_text
 from bot.config import ConfigError, load
 from bot.fanout import run_many
 from engine.analyser import Analyser
@@ -25,8 +25,11 @@ from engine.analysis import (
     _WEIGHTS,
     _RollTable,
     analyse_record,
+    chequer_rating_loss,
+    cube_rating_loss,
     fibs_rating,
     luck_mark,
+    luck_rating,
     rating_word,
     skill_mark,
 )
@@ -56,6 +59,25 @@ def test_fibs_rating_is_gnubgs_figure() -> None:
     # unforced move, cube 45.32 mEMG per close decision -> rating 1625.49, losses 388.76 and 35.75.
     assert fibs_rating(0.03124, 0.04532, 7) == pytest.approx(1625.49, abs=0.05)
     assert fibs_rating(0.0, 0.0, 3) == 2050.0
+    assert chequer_rating_loss(0.03124, 7) == pytest.approx(388.76, abs=0.05)
+    assert cube_rating_loss(0.04532, 7) == pytest.approx(35.75, abs=0.05)
+
+
+def test_luck_rating_words_follow_gnubgs_thresholds() -> None:
+    # gnubg rates the luck per move with its roll marks at a tenth of their size (0.06 / 0.03 EMG), strictly
+    # beyond; its own report: +261.9 mEMG a move "Go to Las Vegas", +19.2 "None".
+    rates = (0.2619, 0.0601, 0.06, 0.0301, 0.0192, -0.03, -0.0301, -0.06, -0.0601)
+    assert [luck_rating(r) for r in rates] == [
+        "Go to Las Vegas",
+        "Go to Las Vegas",
+        "Good dice, man!",
+        "Good dice, man!",
+        "None",
+        "None",
+        "Bad dice, man!",
+        "Bad dice, man!",
+        "Go to bed",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -135,6 +157,40 @@ def test_a_blunder_and_wrong_cube_actions_are_marked(analyser: Analyser) -> None
     assert alice["actual_result"] < 0 < bob["actual_result"]  # Bob won the 1-point pass in a 5-point match
 
 
+def test_text_report_has_gnubgs_rows(analyser: Analyser) -> None:
+    # issue 28 item 18: gnubg's `show statistics match` also gives the unmarked moves and rolls, the luck
+    # rating, what each kind of cube error cost and the FIBS rating lost to chequer and cube errors.
+    m = analyse_record(_blunder_record(), analyser, 0)
+    obj = {"file": "t.mat", "format": "mat", **m.to_json()}
+    alice, bob = obj["players"]
+    move, double, drop = m.decisions
+    assert alice["unmarked_moves"] == 0 and alice["unmarked_rolls"] == (0 if move.luck_mark else 1)
+    assert bob["cube_error_kinds_emg"]["wrong-double-below-dp"] == pytest.approx(double.cube.loss, abs=1e-5)
+    assert alice["cube_error_kinds_emg"]["wrong-pass"] == pytest.approx(drop.cube.loss, abs=1e-5)
+    assert alice["cube_error_kinds_emg"]["wrong-take"] == 0.0
+    assert alice["chequer_rating_loss"] == pytest.approx(chequer_rating_loss(move.loss, 5), abs=0.01)
+    assert alice["fibs_rating"] == pytest.approx(
+        2050 - alice["chequer_rating_loss"] - alice["cube_rating_loss"], abs=0.02
+    )
+    text = report_text(obj)
+
+    def cells(label: str) -> list[str]:
+        line = next(x for x in text.splitlines() if x.startswith(label + " "))
+        return [line[40:62].strip(), line[62:].strip()]
+
+    assert cells("Unmarked moves") == ["0", "0"]
+    assert cells("Rolls unmarked") == [str(alice["unmarked_rolls"]), "0"]
+    assert cells("Luck rating") == [luck_rating(move.luck), "-"]  # one roll each; Bob never rolled
+    u = drop.cube_loss_unnormalised
+    assert cells("Wrong passes (EMG (MWC))") == [f"1 ({-drop.cube.loss:+.3f} ({-100 * u:+.3f}%))", "0"]
+    assert cells("Wrong doubles below DP (EMG (MWC))")[1].startswith("1 (-")
+    assert cells("Chequerplay errors rating loss") == [f"{alice['chequer_rating_loss']:.1f}", "0.0"]
+    assert cells("Cube errors rating loss") == [
+        f"{alice['cube_rating_loss']:.1f}",
+        f"{bob['cube_rating_loss']:.1f}",
+    ]
+
+
 @needs_sample
 def test_sample_counts_and_luck_agree_with_gnubgs_own_analysis() -> None:
     # gnubg 1.07's analysis of this file (analyse_mat.sh, any depth): total moves 63/63, unforced 52/49,
@@ -144,6 +200,9 @@ def test_sample_counts_and_luck_agree_with_gnubgs_own_analysis() -> None:
     assert (a["total_moves"], b["total_moves"]) == (63, 63)
     assert (a["unforced_moves"], b["unforced_moves"]) == (52, 49)
     assert (a["cube_decisions"], b["cube_decisions"]) == (8, 2)
+    # gnubg counts forced moves as unmarked: 63/63 unmarked moves; its rolls: 59 + 4 and 60 + 3 marked
+    assert a["unmarked_moves"] == 63 - sum(n for k, n in a["marked_moves"].items() if k != "none")
+    assert a["unmarked_rolls"] + sum(a["luck_marked_rolls"].values()) == 63
     assert abs(a["luck_rate_memg"] - 15.44) < 3.0 and abs(b["luck_rate_memg"] + 0.12) < 3.0
     assert a["actual_result"] == pytest.approx(0.5) and b["actual_result"] == pytest.approx(-0.5)
     assert set(PLAYER_KEYS) <= set(a)

@@ -150,6 +150,7 @@ def report_text(obj: dict[str, Any]) -> str:
         "Chequerplay statistics:",
         row("Total moves", a["total_moves"], b["total_moves"]),
         row("Unforced moves", a["unforced_moves"], b["unforced_moves"]),
+        row("Unmarked moves", a["unmarked_moves"], b["unmarked_moves"]),
     ]
     for mark in ("doubtful", "bad", "very bad"):
         lines.append(row(f"Moves marked {mark}", a["marked_moves"][mark], b["marked_moves"][mark]))
@@ -166,7 +167,10 @@ def report_text(obj: dict[str, Any]) -> str:
         "",
         "Luck statistics:",
     ]
-    for mark in ("very lucky", "lucky", "unlucky", "very unlucky"):
+    for mark in ("very lucky", "lucky", "", "unlucky", "very unlucky"):
+        if not mark:
+            lines.append(row("Rolls unmarked", a["unmarked_rolls"], b["unmarked_rolls"]))
+            continue
         lines.append(row(f"Rolls marked {mark}", a["luck_marked_rolls"][mark], b["luck_marked_rolls"][mark]))
     scale = 1.0 if money else 100.0
     pct = "" if money else "%"
@@ -177,6 +181,7 @@ def report_text(obj: dict[str, Any]) -> str:
             f"{b['luck_emg']:+.3f} ({b['luck_unnormalised'] * scale:+.3f}{pct})",
         ),
         row("Luck rate mEMG", f"{a['luck_rate_memg']:+.1f}", f"{b['luck_rate_memg']:+.1f}"),
+        row("Luck rating", a["luck_rating"] or "-", b["luck_rating"] or "-"),
         "",
         "Cube statistics:",
         row("Total cube decisions", a["total_cube_decisions"], b["total_cube_decisions"]),
@@ -193,8 +198,17 @@ def report_text(obj: dict[str, Any]) -> str:
         "wrong-take": "Wrong takes",
         "wrong-pass": "Wrong passes",
     }
+
+    def kind(p: dict[str, Any], key: str) -> str:
+        """A cube error's count and, where it happened, what it cost: "1 (-0.013 (-0.085%))"."""
+        n = p["cube_errors"][key]
+        if not n:
+            return "0"
+        emg, u = p["cube_error_kinds_emg"][key], p["cube_error_kinds_unnormalised"][key]
+        return f"{n} ({-emg:+.3f} ({-u:+.3f}))" if money else f"{n} ({-emg:+.3f} ({-100 * u:+.3f}%))"
+
     for key, label in names.items():
-        lines.append(row(label, a["cube_errors"][key], b["cube_errors"][key]))
+        lines.append(row(f"{label} (EMG ({unit}))", kind(a, key), kind(b, key)))
     ca = err(a, "cube_error_emg", "cube_error_rate_memg", a["cube_decisions"], "cube_error_unnormalised")
     cb = err(b, "cube_error_emg", "cube_error_rate_memg", b["cube_decisions"], "cube_error_unnormalised")
     lines += [
@@ -230,6 +244,18 @@ def report_text(obj: dict[str, Any]) -> str:
                 _num(b["fibs_rating"], "{:.1f}"),
             )
         )
+        lines += [
+            row(
+                "Chequerplay errors rating loss",
+                _num(a["chequer_rating_loss"], "{:.1f}"),
+                _num(b["chequer_rating_loss"], "{:.1f}"),
+            ),
+            row(
+                "Cube errors rating loss",
+                _num(a["cube_rating_loss"], "{:.1f}"),
+                _num(b["cube_rating_loss"], "{:.1f}"),
+            ),
+        ]
     marked = [
         d for p in (a, b) for d in p.get("decisions", []) if d["mark"] or (d["cube"] and d["cube"]["error"])
     ]
