@@ -9,6 +9,12 @@ the cubeless outcome of the same games, with standard errors over trials.
 
 The chequer play of every trial is 0-ply (gnubg's default rollout player), by cubeful equity in a cubeful
 rollout. ``truncate`` stops the trials after that many plies and scores them by the 0-ply evaluation.
+
+As gnubg's rollouts (its "truncate at bearoff database" settings, both on by default), a trial also ends where it
+reaches the bearoff databases, scored by them: ``bearoff_truncation`` at the exact two-sided database (cubeless
+rollouts, and cubeful money ones by its exact cubeful equities; match play has no exact cubeful table, so its
+cubeful trials play on), ``one_sided_truncation`` (cubeless rollouts only) wherever every chequer is home, by the
+one-sided database's probabilities. The luck of the plies played is still taken off (variance reduction).
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from engine.analyser import Analyser
 from engine.cube import CubeInfo, cubeless_equity
 from engine.encoding import positions_to_array
 from engine.errors import EngineError
-from engine.evaluator import invert, money_equity
+from engine.evaluator import invert, money_equity, route
 from engine.moves import ROLLS, legal_plays, roll_children, rolled_children
 from engine.position import Position
 from engine.search import best_per_run, first_best, prune_counts
@@ -49,6 +55,8 @@ class RolloutSettings:
     variance_reduction: bool = True
     seed: int = 0
     prune: bool = True  # the pruning nets preselect each roll's plays, as gnubg's rollouts do
+    bearoff_truncation: bool = True  # end trials in the two-sided database (gnubg's fTruncBearoff2)
+    one_sided_truncation: bool = True  # cubeless: end trials in the one-sided database (fTruncBearoffOS)
 
     def __post_init__(self) -> None:
         if self.trials < 1:
@@ -259,6 +267,11 @@ def rollout_sums(
     ply = 0
     tr.pre_p = search.evaluate_boards(tr.boards, 0)
     while tr.active.any() and (settings.truncate == 0 or ply < settings.truncate):
+        if settings.bearoff_truncation or settings.one_sided_truncation:
+            # before the cube: a trial ending here is scored after (or, at the root, without) the roller's double
+            _end_at_bearoff(tr, settings, cubeful, top=ply == 0 and not opponent_first)
+            if not tr.active.any():
+                break
         idx = np.flatnonzero(tr.active)
         pre_p = tr.pre_p
         if cubeful and (ply > 0 or opponent_first):
@@ -299,6 +312,40 @@ def rollout_sums(
         float(res_v.sum()),
         float((res_v**2).sum()),
     )
+
+
+def _end_at_bearoff(tr: _Trials, settings: RolloutSettings, cubeful: bool, top: bool) -> None:
+    """End the active trials whose boards the bearoff databases cover (see the module's docstring), scored by
+    them: the cubeless probabilities are the 0-ply ones (the evaluator reads the databases for every bearoff),
+    the cubeful value the two-sided table's exact money equity after the roller's best cube action (with
+    ``top``, the rollout's root, that of no double)."""
+    db = tr.search.bearoff
+    if db is None:  # no two-sided table: nothing exact to stop at
+        return
+    idx = np.flatnonzero(tr.active)
+    boards = tr.boards[idx]
+    if cubeful:
+        if not (settings.bearoff_truncation and tr.ci0.is_money):
+            return
+        stop = db.two_sided_mask(boards)  # type: ignore[attr-defined]
+    else:
+        stop = np.zeros(len(idx), dtype=bool)
+        if settings.bearoff_truncation:
+            stop |= db.two_sided_mask(boards)  # type: ignore[attr-defined]
+        if settings.one_sided_truncation:
+            stop |= route(boards)[1]
+    if not stop.any():
+        return
+    assert tr.pre_p is not None
+    t, p = idx[stop], tr.pre_p[stop]
+    tr.out_p[t] = _to_start_probs(p, tr.side[t])
+    if cubeful:
+        for ci, where in tr.groups(t):
+            tt = t[where]
+            raw = tr.search.node_values(tr.boards[tt], p[where], [ci], top=top)[:, 0]
+            tr.out_v[tt] = tr.to_start(raw, ci, tr.side[tt])
+    tr.active[t] = False
+    tr.pre_p = tr.pre_p[~stop]
 
 
 def _cubeless_rows(p: np.ndarray, ci: CubeInfo, analyser: Analyser) -> np.ndarray:

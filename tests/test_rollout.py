@@ -91,10 +91,82 @@ def test_bearoff_rollout_agrees_with_the_exact_database(analyser: Analyser) -> N
     )  # both sides in a two-sided bearoff
     exact = analyser.evaluate(pos, CubeInfo.money(), 0)
     for prune in (True, False):  # with and without the pruning nets' preselection
-        s = RolloutSettings(trials=1296, cubeful=False, seed=3, prune=prune)
+        # played out to the end (no truncation at the databases): the rollout's own play meets the table
+        s = RolloutSettings(
+            trials=1296,
+            cubeful=False,
+            seed=3,
+            prune=prune,
+            bearoff_truncation=False,
+            one_sided_truncation=False,
+        )
         r = rollout(analyser, pos, CubeInfo.money(), s)
         assert abs(r.probs[0] - exact.probs[0]) <= 3 * r.probs_se[0] + 1e-3
         assert abs(r.equity - exact.cubeless) <= 3 * r.equity_se + 2e-3
+
+
+TWO_SIDED = {1: 2, 3: 1, 5: 1, 20: -1, 22: -1, 23: -2}
+
+
+def _plies(
+    analyser: Analyser, pos: Position, ci: CubeInfo, s: RolloutSettings, **kw: bool
+) -> tuple[object, int]:
+    plies: list[int] = []
+    sums = rollout_sums(analyser, pos, ci, s, progress=lambda ply, _left: plies.append(ply), **kw)
+    return sums, len(plies)
+
+
+def test_a_rollout_in_the_two_sided_database_is_its_exact_value(analyser: Analyser) -> None:
+    # gnubg's "truncate at bearoff database": the trials end at once, scored by the table
+    pos, ci = Position.from_points(TWO_SIDED), CubeInfo.money()
+    db = analyser.search.bearoff
+    exact = db.evaluate([pos])[0]  # type: ignore[union-attr]
+    cubeful = db.cubeful_equities(pos)  # type: ignore[union-attr]
+    r = rollout(analyser, pos, ci, RolloutSettings(trials=72, cubeful=False, seed=1))
+    assert r.probs[0] == pytest.approx(exact[0], abs=1e-12) and r.equity_se == 0.0
+    sums, plies = _plies(analyser, pos, ci, RolloutSettings(trials=72, seed=1))
+    assert plies == 0
+    # the rollout's root: no double, the table's centred equity
+    assert sums.cubeful / sums.n == pytest.approx(cubeful.centred, abs=1e-6)  # type: ignore[attr-defined]
+    # after a play of the other side: its opponent on roll may double at once, the optimal value
+    sums, plies = _plies(analyser, pos, ci, RolloutSettings(trials=72, seed=1), opponent_first=True)
+    assert plies == 0
+    assert sums.cubeful / sums.n == pytest.approx(-cubeful.centred_optimal, abs=1e-6)  # type: ignore[attr-defined]
+    _, plies = _plies(
+        analyser,
+        pos,
+        ci,
+        RolloutSettings(trials=72, seed=1, bearoff_truncation=False, one_sided_truncation=False),
+    )
+    assert plies > 0
+
+
+def test_cubeless_rollouts_end_in_the_one_sided_database_cubeful_ones_play_on(analyser: Analyser) -> None:
+    pos = Position.from_points(
+        {1: 3, 2: 3, 3: 3, 4: 2, 5: 2, 6: 2, 19: -2, 20: -3, 21: -3, 22: -3, 23: -2, 24: -2}
+    )
+    ci = CubeInfo.money()
+    exact = analyser.search.bearoff.evaluate([pos])[0]  # type: ignore[union-attr]
+    r = rollout(analyser, pos, ci, RolloutSettings(trials=36, cubeful=False, seed=1))
+    assert r.probs[0] == pytest.approx(exact[0], abs=1e-12) and r.equity_se == 0.0
+    _, plies = _plies(analyser, pos, ci, RolloutSettings(trials=36, seed=1))
+    assert plies > 0  # no exact cubeful table for 15 chequers: gnubg plays those on too
+
+
+@pytest.mark.parametrize("cubeful", [False, True])
+def test_a_race_rolled_out_with_and_without_truncation_agrees(analyser: Analyser, cubeful: bool) -> None:
+    pos = Position.from_points({4: 3, 5: 3, 6: 3, 7: 3, 8: 3, 17: -3, 18: -3, 19: -3, 20: -3, 21: -3})
+    ci = CubeInfo.money()
+    on = RolloutSettings(trials=432, cubeful=cubeful, seed=7)
+    off = RolloutSettings(
+        trials=432, cubeful=cubeful, seed=7, bearoff_truncation=False, one_sided_truncation=False
+    )
+    (a, plies_on), (b, plies_off) = _plies(analyser, pos, ci, on), _plies(analyser, pos, ci, off)
+    ra, rb = (finish(x, ci, analyser, cubeful, 0.0, 0) for x in (a, b))  # type: ignore[arg-type]
+    assert plies_on < plies_off  # the trials stop once in the databases
+    ea, eb = (ra.cubeful_equity, rb.cubeful_equity) if cubeful else (ra.equity, rb.equity)
+    sa, sb = (ra.cubeful_se, rb.cubeful_se) if cubeful else (ra.equity_se, rb.equity_se)
+    assert abs(ea - eb) <= 3 * (sa**2 + sb**2) ** 0.5 + 1e-3  # type: ignore[operator]
 
 
 def test_variance_reduction_cuts_the_standard_error(analyser: Analyser) -> None:
