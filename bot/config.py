@@ -253,6 +253,27 @@ def _coerce(where: str, value: Any, f: dataclasses.Field[Any]) -> Any:
     return value
 
 
+def _levels(c: Config) -> list[tuple[str, str]]:
+    """Every level the config sets, with the setting's name."""
+    pairs = [
+        ("engine.level", c.engine.level),
+        ("engine.cube_level", c.engine.cube_level),
+        *[(f"engine.opponent_levels.{k}", v) for k, v in c.engine.opponent_levels.items()],
+    ]
+    return [(where, text) for where, text in pairs if text]
+
+
+def level_notes(c: Config) -> list[str]:
+    """What the daemon says at start about its levels: a ``fibs:`` rating outside the measured range plays at
+    the nearest measured level, which the owner should know rather than find out from the results."""
+    notes = []
+    for where, text in _levels(c):
+        note = parse_level(text).note
+        if note:
+            notes.append(f"{where}: {note}")
+    return notes
+
+
 def _validate(c: Config) -> None:
     def check(ok: bool, message: str) -> None:
         if not ok:
@@ -276,16 +297,11 @@ def _validate(c: Config) -> None:
         "daemon: need 0 < reconnect_initial <= reconnect_max",
     )
     check(c.daemon.login_timeout > 0, "daemon.login_timeout must be positive")
-    for where, text in [
-        ("engine.level", c.engine.level),
-        ("engine.cube_level", c.engine.cube_level),
-        *[(f"engine.opponent_levels.{k}", v) for k, v in c.engine.opponent_levels.items()],
-    ]:
-        if text:
-            try:
-                parse_level(text)
-            except LevelError as exc:
-                raise ConfigError(f"{where}: {exc}") from None
+    for where, text in _levels(c):
+        try:
+            parse_level(text)
+        except LevelError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     check(1 <= c.engine.threads <= 64, "engine.threads must be 1..64")
     check(0 <= c.engine.slow_workers <= 64, "engine.slow_workers must be 0..64")
     check(0 < c.server.port < 65536, "server.port must be 1..65535")

@@ -26,7 +26,7 @@ from typing import Any
 
 from bot import analysis_jobs, logs
 from bot.archive import Archive, archive_name
-from bot.config import Config
+from bot.config import Config, level_notes
 from bot.engine_pool import EnginePool, slow_levels_configured
 from bot.fibs import FibsBot, FibsEndpoint, recover_unarchived
 from bot.fibs.archiving import archive_stored
@@ -228,6 +228,8 @@ class Daemon:
         from bot import startup  # here, not at the top: keeps this edit local (a concise summary, issue 16)
 
         self.log.info("starting", pid=os.getpid(), **startup.summary(c))
+        for note in level_notes(c):  # a fibs: rating outside the measured levels plays at the nearest one
+            self.log.warning("level clamped", note=note)
         logs.collapse_loop_errors(asyncio.get_running_loop())  # a flood of one error: a line a minute
         state_dir = Path(c.daemon.state_dir)
         state_dir.mkdir(parents=True, exist_ok=True)

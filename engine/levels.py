@@ -14,7 +14,7 @@ import math
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 import numpy as np
@@ -40,6 +40,8 @@ class Level:
     cube_plies: int | None = None  # None: the same depth as chequer play
     deterministic: bool = True
     seed: int = 0
+    # what the user should know about how the level was made (a fibs: rating outside the measured range)
+    note: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not 0 <= self.plies <= 3:
@@ -194,7 +196,25 @@ def noise_for_rating(rating: float) -> float:
     raise AssertionError("unreachable: the table covers the range")  # pragma: no cover
 
 
+def rating_note(rating: float) -> str:
+    """Empty for a rating our measured levels span; else what the level plays at instead (the noise stops at the
+    table's ends: no level plays above noise-free expert, and none below the beginner has been measured)."""
+    (_, strongest), (_, weakest) = RATED_NOISE[0], RATED_NOISE[-1]
+    if rating > strongest:
+        return (
+            f"fibs:{rating:g} is above the strongest measured level (expert, about {strongest:.0f}): "
+            f"it plays as expert"
+        )
+    if rating < weakest:
+        return (
+            f"fibs:{rating:g} is below the weakest measured level (beginner, about {weakest:.0f}): "
+            f"it plays as beginner"
+        )
+    return ""
+
+
 def level_for_rating(rating: float) -> Level:
-    """A 0-ply level whose noise plays at about this FIBS rating (``fibs:NNNN`` in the config)."""
+    """A 0-ply level whose noise plays at about this FIBS rating (``fibs:NNNN`` in the config); its ``note``
+    says so where the rating lies outside the measured levels and was clamped to the nearest."""
     sigma = round(noise_for_rating(rating), 5)
-    return Level(f"fibs:{rating:g}", 0, chequer_noise=sigma, cube_noise=sigma)
+    return Level(f"fibs:{rating:g}", 0, chequer_noise=sigma, cube_noise=sigma, note=rating_note(rating))

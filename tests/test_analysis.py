@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import itertools
 import json
@@ -18,7 +19,7 @@ from bot.analysis_jobs import SUFFIX, BackgroundAnalysis, analysis_path
 from bot.archive import Archive
 from bot.cli import main
 from bot.commands.analyse import PLAYER_KEYS, Progress, analyse_file, report_text
-from bot.config import ConfigError, load
+from bot.config import ConfigError, level_notes, load
 from bot.fanout import run_many
 from engine.analyser import Analyser
 from engine.analysis import (
@@ -310,6 +311,29 @@ def test_fibs_level_interpolates_noise_between_named_levels() -> None:
     noise = [noise_for_rating(r) for r in ratings]
     assert all(a >= b for a, b in itertools.pairwise(noise))  # stronger asks less noise
     assert level_for_rating(2200).chequer_noise == 0.0
+    assert lv.note == ""
+
+
+def test_a_fibs_rating_outside_the_measured_levels_says_it_is_clamped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 28 item 18: fibs:2400 played as expert and fibs:900 as beginner without a word
+    high, low = parse_level("fibs:2400"), parse_level("fibs:900")
+    assert high.chequer_noise == 0.0 and "above the strongest measured level" in high.note
+    assert "plays as expert" in high.note
+    assert low.chequer_noise == LEVELS["beginner"].chequer_noise and "below the weakest" in low.note
+    assert high == dataclasses.replace(high, note="")  # the note does not make it another level
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        '[engine]\nlevel = "fibs:2400"\n[engine.opponent_levels]\nbob = "fibs:1650"\ncarl = "fibs:900"\n'
+    )
+    notes = level_notes(load(cfg, environ={}))
+    assert len(notes) == 2 and notes[0].startswith("engine.level: fibs:2400 is above")
+    assert notes[1].startswith("engine.opponent_levels.carl: fibs:900 is below")
+    # the hint's reply says so too
+    main(["hint", "--level", "fibs:2400", "--json", "4HPwATDgc/ABMA", "31"])
+    reply = json.loads(capsys.readouterr().out)
+    assert "above the strongest measured level" in reply["note"]
     with pytest.raises(LevelError, match="FIBS rating"):
         parse_level("fibs:strong")
     with pytest.raises(LevelError, match="outside"):

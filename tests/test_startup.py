@@ -13,7 +13,7 @@ import pytest
 import structlog
 
 from bot import logs
-from bot.config import Config, DaemonConfig, EmbeddedServerConfig, KibitzConfig, ServerConfig
+from bot.config import Config, DaemonConfig, EmbeddedServerConfig, EngineConfig, KibitzConfig, ServerConfig
 from bot.daemon import Daemon
 from bot.startup import summary
 from engine.analyser import Analyser
@@ -71,6 +71,7 @@ async def test_the_daemon_logs_the_summary_on_one_line(tmp_path: Path) -> None:
     config = Config(
         daemon=DaemonConfig(state_dir=tmp_path / "var", archive_dir=tmp_path / "old", heartbeat_interval=0.1),
         server=dataclasses.replace(EmbeddedServerConfig(), port=port, web_port=0),
+        engine=EngineConfig(opponent_levels={"alice": "fibs:2400"}),  # beyond the strongest measured level
     )
     daemon = Daemon(config, analyser=Analyser(BrasEvaluator(), name="bras"))
     task = asyncio.create_task(daemon.run())
@@ -90,3 +91,10 @@ async def test_the_daemon_logs_the_summary_on_one_line(tmp_path: Path) -> None:
     assert event["level"] == "info" and event["engine"] == "expert"
     assert event["fibs"] == f"127.0.0.1:{port}" and event["web"] == "off"
     assert "config" not in event and len(line) < 400
+    # issue 28 item 18: a fibs: rating outside the measured levels was clamped silently
+    [line] = [line for line in stream.getvalue().splitlines() if '"level clamped"' in line]
+    event = json.loads(line)
+    assert event["level"] == "warning" and event["note"].startswith(
+        "engine.opponent_levels.alice: fibs:2400 "
+    )
+    assert "plays as expert" in event["note"]

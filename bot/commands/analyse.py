@@ -283,6 +283,8 @@ def cmd_analyse(args: argparse.Namespace) -> int:
     if args.level:  # a named level's depth and move filters (grandmaster: 3 plies, gnubg's "large" filters)
         level = parse_level(args.level)
         plies, move_filter = level.plies, level.move_filter
+        if level.note:  # a fibs: rating beyond the measured levels: say what it analyses at
+            sys.stderr.write(f"note: {level.note}\n")
     work = partial(analyse_file, plies=plies, models=args.models, move_filter=move_filter)
     files = list(args.files)
     show = not args.quiet and sys.stderr.isatty()

@@ -110,15 +110,17 @@ def hint_reply(
     ci = _cube_info(key)
     move_filter = "normal"
     perturb = None
+    note = ""
     if level:
         lv = parse_level(level)
-        plies, move_filter, perturb = lv.plies, lv.move_filter, lv.chequer_perturber()
+        plies, move_filter, perturb, note = lv.plies, lv.move_filter, lv.chequer_perturber(), lv.note
     ranked = analyser.hint(position, roll, ci, plies, move_filter, perturb=perturb)
     best = ranked[0].equity if ranked else 0.0
     return {
         "position_id": position.position_id,
         "dice": list(roll),
         "plies": plies,
+        **({"note": note} if note else {}),  # a fibs: rating clamped to the measured levels
         "moves": [
             {
                 "rank": i,
@@ -135,7 +137,7 @@ def hint_reply(
 
 
 def _hint_text(r: dict[str, Any]) -> str:
-    lines = []
+    lines = [f"note: {r['note']}"] if r.get("note") else []
     for m in r["moves"]:
         diff = "" if m["rank"] == 1 else f" ({m['diff']:+.3f})"
         lines.append(

@@ -18,6 +18,8 @@ def cmd_selfplay(args: argparse.Namespace) -> int:
 
     analyser = Analyser.default(Path(args.models) if args.models else None, args.threads)
     level = parse_level(args.level)
+    if level.note:  # a fibs: rating beyond the measured levels: say what it plays at
+        print(f"note: {level.note}", file=sys.stderr)
     rng = random.Random(args.seed)
     players = (Player(analyser, level, rng), Player(analyser, level, rng))
 
