@@ -243,6 +243,29 @@ def test_cli_json_has_gnubgs_figures(capsys) -> None:  # type: ignore[no-untyped
     assert "error" in capsys.readouterr().err
 
 
+def test_cli_bearoff_truncation_is_on_by_default(capsys) -> None:  # type: ignore[no-untyped-def]
+    pid = Position.from_points(TWO_SIDED).position_id
+    assert main(["rollout", pid, "--trials", "36", "--cubeless", "--no-vr", "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["se"]["equity"] == 0.0  # the table's value, no game played
+    assert (
+        main(
+            [
+                "rollout",
+                pid,
+                "--trials",
+                "36",
+                "--cubeless",
+                "--no-vr",
+                "--json",
+                "--quiet",
+                "--no-bearoff-truncation",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["se"]["equity"] > 0.0
+
+
 def test_cli_several_positions_fan_out(capsys) -> None:  # type: ignore[no-untyped-def]
     key = MatchKey(1, -1, 0, False, GameState.PLAYING, 0, False, 0, (0, 0), 5, (1, 2), False).encode()
     match = f"{OPENING}:{key}"  # a 5-point match at 1-2

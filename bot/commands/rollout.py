@@ -43,6 +43,8 @@ def _settings(req: dict[str, Any]) -> RolloutSettings:
         variance_reduction=not req.get("no_vr", False),
         seed=int(req.get("seed", 0)),
         prune=not req.get("no_prune", False),
+        bearoff_truncation=not req.get("no_bearoff_truncation", False),
+        one_sided_truncation=not req.get("no_bearoff_truncation", False),
     )
 
 
@@ -194,6 +196,7 @@ def cmd_rollout(args: argparse.Namespace) -> int:
         "no_vr": args.no_vr,
         "seed": args.seed,
         "no_prune": args.no_prune,
+        "no_bearoff_truncation": args.no_bearoff_truncation,
         "models": args.models,
         "candidates": args.candidates,
     }
@@ -248,6 +251,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--cubeless", action="store_true", help="no cube in the trials")
     p.add_argument("--no-vr", action="store_true", help="no luck-based variance reduction (about 20x faster)")
     p.add_argument("--no-prune", action="store_true", help="the full nets score every play (no pruning nets)")
+    p.add_argument(
+        "--no-bearoff-truncation",
+        action="store_true",
+        help="play every trial to the end (default: as gnubg, end it where the bearoff databases score it)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=None, help="worker processes (several IDs: one per core)")
     p.add_argument("--ray", metavar="ADDRESS", help="fan out over a Ray cluster (needs the [ray] extra)")
