@@ -266,3 +266,33 @@ def test_a_match_waiting_for_its_analysis_is_given_the_time_it_will_take(archive
     assert first["wait"] == round(first["actions"] * rate)
     assert second["wait"] == round((first["actions"] + second["actions"]) * rate)  # it waits for the older
     assert "wait" not in done
+
+
+@pytest.mark.skipif(chromium_missing() is not None, reason=f"browser test skipped: {chromium_missing()}")
+async def test_the_viewer_shows_a_fibs_rating_below_the_scale_as_such(archive: Path, web: WebService) -> None:
+    # issue 28 item 18: gnubg's formula gave -801 for very bad play and the viewer printed "FIBS rating -801"
+    from bench.cdp import Browser
+
+    path = archive / (ANALYSED + ".analysis.json")
+    data = json.loads(path.read_text())
+    data["players"][0]["fibs_rating"] = -801.37
+    path.write_text(json.dumps(data))
+    browser = await Browser.launch()
+    try:
+        page = await browser.new_page(1200, 900)
+        await page.goto(web.url)
+        await page.wait_for(
+            f"!!document.querySelector('#archive tr[data-name=\"{ANALYSED}\"] button.view')", 10
+        )
+        await page.click(f'#archive tr[data-name="{ANALYSED}"] button.view')
+        row = await page.wait_for(
+            """(() => { const th = [...document.querySelectorAll('#v-summary th')]
+                 .find((h) => h.textContent === 'FIBS rating');
+               return th ? [...th.parentElement.cells].slice(1).map((c) => [c.textContent, c.title]) : null; })()""",
+            10,
+        )
+    finally:
+        await browser.close()
+    (low, tip), (normal, no_tip) = row
+    assert low == "below 500" and "-801" in tip
+    assert normal == f"{data['players'][1]['fibs_rating']:.0f}" and no_tip == ""

@@ -1356,9 +1356,26 @@ function renderViewerStatic() {
   renderViewerChart();
 }
 
-const SUMMARY_ROWS = [ // [label, title, value]: gnubg's "show statistics match", the figures a player reads first
+// gnubg's error-based FIBS rating is a straight line in the error rates, fitted on real players' matches: very bad
+// play (many blunders in a short match) takes it to figures no FIBS player has, below zero even (-801 was seen).
+// A player reads it as a rating, so below the lowest rating we treat as one (500, the floor of our fibs: levels)
+// the page says "below 500" rather than print a meaningless number; the formula's figure stays in the tooltip.
+const FIBS_FLOOR = 500;
+
+function fibsRatingText(r) {
+  if (typeof r !== 'number' || !Number.isFinite(r)) return '–';
+  return r < FIBS_FLOOR ? `below ${FIBS_FLOOR}` : r.toFixed(0);
+}
+
+function fibsRatingTip(r) {
+  return typeof r === 'number' && r < FIBS_FLOOR
+    ? `gnubg's formula gives ${r.toFixed(0)}: too many errors for its scale, fitted on real players`
+    : '';
+}
+
+const SUMMARY_ROWS = [ // [label, title, value, cell tooltip?]: gnubg's "show statistics match", the figures a player reads first
   ['Rating', 'overall error rate in words (gnubg)', (p) => p.rating],
-  ['FIBS rating', 'estimated from the error rates and the match length', (p) => (p.fibs_rating === null || p.fibs_rating === undefined ? '–' : num(p.fibs_rating, 0))],
+  ['FIBS rating', 'estimated from the error rates and the match length', (p) => fibsRatingText(p.fibs_rating), (p) => fibsRatingTip(p.fibs_rating)],
   ['Error rate', 'mEMG per decision (unforced move or close cube decision)', (p) => num(p.overall_error_rate_memg)],
   ['Chequer play', 'mEMG per unforced move', (p) => `${num(p.chequer_error_rate_memg)} ${p.chequer_rating || ''}`],
   ['Cube', 'mEMG per close cube decision', (p) => `${num(p.cube_error_rate_memg)} ${p.cube_rating || ''}`],
@@ -1377,12 +1394,16 @@ function renderSummary() {
   const head = t.createTHead().insertRow();
   head.append(html('th', ''), html('th', playerName(0)), html('th', playerName(1)));
   const body = t.createTBody();
-  for (const [label, title, value] of SUMMARY_ROWS) {
+  for (const [label, title, value, tip] of SUMMARY_ROWS) {
     const tr = body.insertRow();
     const th = html('th', label);
     th.title = title;
     tr.append(th);
-    for (const p of viewer.data.players) tr.insertCell().textContent = value(p) ?? '–';
+    for (const p of viewer.data.players) {
+      const cell = tr.insertCell();
+      cell.textContent = value(p) ?? '–';
+      if (tip && tip(p)) cell.title = tip(p);
+    }
   }
 }
 
