@@ -8,7 +8,9 @@ from the agreement dumps a contact, a back-game (four or more chequers back, two
 home board), a race and a bearoff position, money play, cube centred. Ours: ``engine.rollout.rollout`` in this
 process (0-ply, cubeful, quasi-random dice, pruning nets as the CLI's default), timed by this process's CPU
 time after a warm-up; gnubg: its ``rollout`` command (0-ply chequer and cube, ``set threads 1``) inside its own
-Python, timed by its process's CPU time. Games per CPU second for each and their ratio.
+Python, timed by its process's CPU time. Games per CPU second for each and their ratio. Both end a game at the
+bearoff databases (gnubg's defaults, set explicitly here; ours ``RolloutSettings.bearoff_truncation``): cubeless
+at the one-sided database, cubeful money at the exact two-sided one.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ GNUBG_SCRIPT = """
 import gnubg, json, os, time
 for c in ("set display off", "set threads 1", "set rollout trials {trials}", "set rollout seed {seed}",
           "set rollout varredn {vr}", "set rollout cubedecision plies 0", "set rollout chequerplay plies 0",
-          "set rollout cubeful {cubeful}",
+          "set rollout cubeful {cubeful}", "set rollout bearofftruncation exact on",
+          "set rollout bearofftruncation onesided on",
           "new game", "set gnubgid {pid}:{key}"):
     gnubg.command(c)
 t0 = time.process_time()
@@ -118,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--cubeless",
         action="store_true",
-        help="cubeless rollouts: every game played to its end by both (cubeful, a game ends at a dropped double)",
+        help="cubeless rollouts (cubeful, a game also ends at a dropped double)",
     )
+    ap.add_argument("--only", nargs="+", metavar="NAME", help="these positions only (race, bearoff, ...)")
     ap.add_argument("--json", type=Path, help="write the result here")
     args = ap.parse_args(argv)
     if args.cpu >= 0:
@@ -127,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     from engine.analyser import Analyser
 
     analyser = Analyser.default(threads=1)
-    positions = pick_positions()
-    ours_cpu(analyser, positions["opening"], 8, False, args.seed)  # warm-up: tables, sessions
+    every = pick_positions()
+    positions = {k: v for k, v in every.items() if not args.only or k in args.only}
+    ours_cpu(analyser, every["opening"], 8, False, args.seed)  # warm-up: tables, sessions
     rows = []
     for name, pid in positions.items():
         for vr, trials in ((False, args.trials), (True, args.vr_trials)):
