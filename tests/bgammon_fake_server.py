@@ -1250,3 +1250,19 @@ def _smart_ranker() -> Search:
     if not _RANKER:
         _RANKER.append(Search(BrasEvaluator()))
     return _RANKER[0]
+
+
+class RecordingLink:
+    """A link for driving the bot without a server: it keeps what the bot sends and receives nothing."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def send(self, line: str) -> None:
+        self.sent.append(line)
+
+    async def receive(self) -> list[ev.BgammonEvent]:
+        raise AssertionError("not read in this test")
+
+    async def close(self) -> None:
+        pass

@@ -44,7 +44,14 @@ from engine.record import MatchRecord
 from protocols.bgammon import codec
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BoardState, PlayerInfo, bgammon_rules, win_level
-from tests.bgammon_fake_server import Client, FakeBgammonServer, FinishedMatch, Script, ScriptedOpponent
+from tests.bgammon_fake_server import (
+    Client,
+    FakeBgammonServer,
+    FinishedMatch,
+    RecordingLink,
+    Script,
+    ScriptedOpponent,
+)
 
 BOT = "BOT_gammond"
 DEADLINE = 120.0  # seconds for an awaited event: generous, as CI runs on a small and often loaded machine
@@ -458,22 +465,6 @@ async def test_without_an_engine_decision_the_bot_plays_a_legal_play_a_step_at_a
     step = await bot._decide(match, roll, "move")
     assert bot._plan is not None and step == f"move {bot._plan.move.steps[0][0]}/{bot._plan.move.steps[0][1]}"
     assert bot._plan.move in {play.move for play in legal_plays(Position.initial(), (6, 5))}
-
-
-class RecordingLink:
-    """A link that keeps what the bot sends and receives nothing."""
-
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-
-    async def send(self, line: str) -> None:
-        self.sent.append(line)
-
-    async def receive(self) -> list[ev.BgammonEvent]:
-        raise AssertionError("not read in this test")
-
-    async def close(self) -> None:
-        pass
 
 
 async def test_a_match_given_up_as_lost_is_taken_back_when_the_server_seats_the_bot_late(

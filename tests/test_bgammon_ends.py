@@ -20,7 +20,7 @@ from engine.bras import BrasEvaluator
 from engine.formats.mat import read_mat
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BoardState, PlayerInfo
-from tests.bgammon_fake_server import FakeBgammonServer, Script, ScriptedOpponent
+from tests.bgammon_fake_server import FakeBgammonServer, RecordingLink, Script, ScriptedOpponent
 
 BOT = "BOT_gammond"
 DEADLINE = 120.0
@@ -37,20 +37,6 @@ class Recorder:
 
     def find(self, event: str) -> list[tuple[str, dict[str, Any]]]:
         return [(level, fields) for level, name, fields in self.lines if name == event]
-
-
-class RecordingLink:
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-
-    async def send(self, line: str) -> None:
-        self.sent.append(line)
-
-    async def receive(self) -> list[ev.BgammonEvent]:
-        raise AssertionError("not read in this test")
-
-    async def close(self) -> None:
-        pass
 
 
 def make_bot(address: str, folder: Path, **changes: Any) -> BgammonBot:

@@ -21,7 +21,7 @@ from engine.position import BAR, Position
 from protocols.bgammon import codec
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BoardState, PlayerInfo
-from tests.bgammon_fake_server import TurnRules, _own_to_raw, raw_board
+from tests.bgammon_fake_server import RecordingLink, TurnRules, _own_to_raw, raw_board
 from tests.strategies import random_position
 
 BOT = "BOT_gammond"
@@ -166,20 +166,6 @@ class Recorder:
 
     def __getattr__(self, level: str) -> Any:
         return lambda event, **fields: self.lines.append((level, event, fields))
-
-
-class RecordingLink:
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-
-    async def send(self, line: str) -> None:
-        self.sent.append(line)
-
-    async def receive(self) -> list[ev.BgammonEvent]:
-        raise AssertionError("not read in this test")
-
-    async def close(self) -> None:
-        pass
 
 
 async def test_a_refused_step_is_an_error_and_the_same_play_goes_on_from_the_servers_board() -> None:
