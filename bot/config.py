@@ -306,7 +306,7 @@ def _validate(c: Config) -> None:
     check(0 <= c.engine.slow_workers <= 64, "engine.slow_workers must be 0..64")
     check(0 < c.server.port < 65536, "server.port must be 1..65535")
     check(0 <= c.server.web_port < 65536, "server.web_port must be 0..65535")
-    check(1 <= c.server.bot_accounts <= 64, "server.bot_accounts must be 1..64")
+    check(1 <= c.server.bot_accounts <= 256, "server.bot_accounts must be 1..256")
     check(c.server.max_line >= 80, "server.max_line must be at least 80")
     check(c.server.login_timeout > 0, "server.login_timeout must be positive")
     check(
