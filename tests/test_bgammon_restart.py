@@ -102,6 +102,16 @@ def assert_whole(folder: Path, done: FinishedMatch) -> None:
     assert final.score == tuple(done.score[done.names.index(name)] for name in record.names)
 
 
+async def play_one_match(bot: BgammonBot, opponent: ScriptedOpponent) -> None:
+    """The bot plays the opponent's one match to its archive, then stops."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(bot.run(stop))
+    await asyncio.wait_for(opponent.run(), DEADLINE)
+    await eventually(lambda: len(bot.archived) == 1)
+    stop.set()
+    await asyncio.wait_for(task, DEADLINE)
+
+
 def make_bot(address: str, archive: Path, store: StateStore | None) -> BgammonBot:
     server = ServerConfig(name="fake", protocol="bgammon", address=address, user="gammond", password_env="X")
     options = BgammonOptions(
@@ -285,12 +295,7 @@ async def test_a_match_stored_finished_but_never_written_is_archived_at_the_next
         opponent = ScriptedOpponent(server.tcp_address, "bob", BOT, Script(matches=1, smart=True, seed=4))
         store = StateStore.open(tmp_path / "var")
         bot = make_bot(server.tcp_address, tmp_path / "archive", store)
-        stop = asyncio.Event()
-        task = asyncio.create_task(bot.run(stop))
-        await asyncio.wait_for(opponent.run(), DEADLINE)
-        await eventually(lambda: len(bot.archived) == 1)
-        stop.set()
-        await asyncio.wait_for(task, DEADLINE)
+        await play_one_match(bot, opponent)
         [row] = store.all()
         # as a crash between the store's "finished" and the file would leave it
         store.set_status(row.key, MatchStatus.FINISHED)
@@ -477,12 +482,7 @@ async def test_a_game_end_not_seen_is_read_from_the_score(tmp_path: Path) -> Non
             await original(event)
 
         bot._on_event = spy  # type: ignore[method-assign]
-        stop = asyncio.Event()
-        task = asyncio.create_task(bot.run(stop))
-        await asyncio.wait_for(opponent.run(), DEADLINE)
-        await eventually(lambda: len(bot.archived) == 1)
-        stop.set()
-        await asyncio.wait_for(task, DEADLINE)
+        await play_one_match(bot, opponent)
     names = (BOT, "Guest_bob")
 
     def record_of(events: list[ev.BgammonEvent]) -> tuple[object, MatchTracker]:
