@@ -80,6 +80,17 @@ class Harness:
             await client.login()
         return client
 
+    async def telnet_client(self, name: str, password: str = "secret1") -> ScriptedClient:
+        """A person logged in by typing at the prompts (telnet mode: no CLIP login line)."""
+        await self.server.ensure_account(name, password)
+        person = await self.client(name, login=False)
+        await person.expect(ev.LoginPrompt)
+        person.send(name)
+        await person.expect(ev.PasswordPrompt)
+        person.send(password)
+        await person.expect(ev.Prompt)
+        return person
+
     async def close(self) -> None:
         for client in self.clients:
             await client.close()
@@ -173,13 +184,7 @@ async def test_guest_registration_in_telnet_mode(harness: Harness) -> None:
 
 
 async def test_telnet_mode_login_and_use(harness: Harness) -> None:
-    await harness.server.ensure_account("ann", "secret1")
-    person = await harness.client("ann", login=False)
-    await person.expect(ev.LoginPrompt)
-    person.send("ann")
-    await person.expect(ev.PasswordPrompt)
-    person.send("secret1")
-    await person.expect(ev.Prompt)
+    person = await harness.telnet_client("ann")
     assert not person.seen(ev.Welcome)  # no CLIP lines in telnet mode
     bob = await harness.client("bob")
     bob.send("tell ann hello there")
@@ -1011,13 +1016,7 @@ def test_every_command_has_its_help() -> None:
 async def test_telnet_help_rawwho_and_a_watchers_pip_and_boards(harness: Harness) -> None:
     # issue 28 item 17: 'help <command>', 'rawwho' in telnet mode (it printed the 'who' table), 'pip' while
     # watching (it was refused), and a watcher's board showed a roll before the line that announced it
-    await harness.server.ensure_account("ann", "secret1")
-    person = await harness.client("ann", login=False)
-    await person.expect(ev.LoginPrompt)
-    person.send("ann")
-    await person.expect(ev.PasswordPrompt)
-    person.send("secret1")
-    await person.expect(ev.Prompt)
+    person = await harness.telnet_client("ann")
     person.send("help wat")
     await person.expect(lambda e: e.raw.startswith("watch <user>: "))
     person.send("rawwho")
