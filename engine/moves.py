@@ -388,6 +388,26 @@ def _roll_children_python(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(kids, dtype=np.uint8).reshape(-1, 2, 25), counts
 
 
+_TURN_PLAYS_MAX = 1024  # a few turns of each of hundreds of tables at the embedded server
+_turn_plays: dict[tuple[Position, int, int], tuple[Play, ...]] = {}
+
+
+def turn_plays(pos: Position, dice: Sequence[int]) -> tuple[Play, ...]:
+    """``legal_plays`` as a tuple, remembered for the last turns asked: a server checks one turn's plays several
+    times (the steps it asks for, the move it is sent, the match applying it), the search does not use this."""
+    d1, d2 = check_dice(dice)
+    if not isinstance(pos, Position):
+        raise InvalidPositionError(f"expected a Position, not {type(pos).__name__}")
+    key = (pos, d1, d2)
+    plays = _turn_plays.get(key)
+    if plays is None:
+        plays = tuple(legal_plays(pos, (d1, d2)))
+        if len(_turn_plays) >= _TURN_PLAYS_MAX:
+            _turn_plays.clear()  # cheaper than LRU order, and safe with an engine thread beside the event loop
+        _turn_plays[key] = plays
+    return plays
+
+
 def find_play(pos: Position, dice: Sequence[int], move: Move) -> Play:
     """The legal Play that ``move`` describes, or IllegalMoveError.
 
@@ -396,7 +416,7 @@ def find_play(pos: Position, dice: Sequence[int], move: Move) -> Play:
     not.
     """
     d1, d2 = check_dice(dice)
-    plays = legal_plays(pos, (d1, d2))
+    plays = turn_plays(pos, (d1, d2))
     target = _try_steps(pos, move)
     for play in plays:
         if play.position == target:

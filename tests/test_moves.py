@@ -16,6 +16,7 @@ GENERATORS = ["python", "c"]
 @pytest.fixture(params=GENERATORS, autouse=True)
 def generator(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test here runs once per generator behind the public legal_plays."""
+    monkeypatch.setattr(moves, "_turn_plays", {})  # find_play's memo: each generator computes its own plays
     if request.param == "c":
         if moves._legal_plays_c is None:
             pytest.skip("engine._movegen is not built (or GAMMOND_PURE_PYTHON=1)")
@@ -228,3 +229,20 @@ def test_bad_dice_are_typed_errors(dice: object) -> None:
 def test_a_non_position_is_a_typed_error() -> None:
     with pytest.raises(InvalidPositionError, match="expected a Position"):
         legal_plays("4HPwATDgc/ABMA", (3, 1))  # type: ignore[arg-type]
+
+
+def test_turn_plays_is_legal_plays_remembered() -> None:
+    from engine.moves import turn_plays
+
+    pos = Position.initial()
+    first = turn_plays(pos, (6, 5))
+    assert list(first) == legal_plays(pos, (6, 5))
+    assert turn_plays(Position.initial(), [6, 5]) is first  # an equal position and dice: no second generation
+    assert (
+        find_play(pos, (6, 5), Move(((24, 18), (18, 13)))).position
+        == find_play(pos, (6, 5), Move(((24, 13),))).position
+    )
+    with pytest.raises(InvalidPositionError):
+        turn_plays("not a position", (6, 5))  # type: ignore[arg-type]
+    with pytest.raises(InvalidDiceError):
+        turn_plays(pos, (7, 1))

@@ -25,7 +25,7 @@ from engine.dice import DiceSource
 from engine.errors import IllegalMoveError
 from engine.ids import GameState
 from engine.match import MAX_CUBE, GameResult, MatchState, ResignLevel, Rules
-from engine.moves import Move, legal_plays
+from engine.moves import Move, turn_plays
 from engine.position import BAR
 from engine.record import Action, ActionKind, GameRecord, MatchRecord, RecordBuilder, RecordError
 from protocols.fibs import server as fs
@@ -313,7 +313,7 @@ class Table:
             self._say(seat, None)
         self._say(1 - seat, render(Msg.ROLLS, name=name, d1=d1, d2=d2))
         self._all_watchers(render(Msg.ROLLS, name=name, d1=d1, d2=d2), None)
-        plays = legal_plays(self.state.position, (d1, d2))
+        plays = turn_plays(self.state.position, (d1, d2))
         if len(plays) == 1 and not plays[0].move:
             self._say(seat, render(Msg.YOU_CANT_MOVE))
             self._say(1 - seat, render(Msg.CANT_MOVE, name=name))
@@ -330,7 +330,7 @@ class Table:
 
     def _steps_needed(self) -> int:
         state = self.state
-        return len(legal_plays(state.position, state.dice)[0].move)
+        return len(turn_plays(state.position, state.dice)[0].move)
 
     def roll(self, seat: int) -> None:
         state = self._require_game(seat)
