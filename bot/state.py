@@ -79,7 +79,8 @@ class StoredMatch:
     opponent: str
     length: int
     status: MatchStatus
-    snapshot: dict[str, Any]
+    # read back always a dict; a writer may give its compact JSON text already encoded (put writes it as is)
+    snapshot: dict[str, Any] | str
     started: str  # ISO 8601, UTC
     watched: bool = False
     gnubg_id: str = ""
@@ -141,7 +142,9 @@ class StateStore:
                 int(match.watched),
                 match.status.value,
                 match.gnubg_id,
-                json.dumps(match.snapshot, separators=(",", ":")),
+                snapshot
+                if isinstance(snapshot := match.snapshot, str)
+                else json.dumps(snapshot, separators=(",", ":")),
                 match.started,
                 time.time(),
                 match.archived,

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime
+import json
 import random
 import re
 from collections.abc import AsyncIterator, Callable
@@ -644,6 +645,21 @@ def test_tracker_follows_a_real_transcript_to_the_end(who: str, opponent: str) -
     assert record.final_state().match_over
     restored = MatchTracker.restore(tracker.snapshot())
     assert restored.record() == record and restored.gnubg_id == tracker.gnubg_id
+
+
+def test_tracker_snapshot_text_is_the_snapshot_encoded_after_every_event() -> None:
+    # the bot stores snapshot_text at every event: its reused step encodings must give the full encoding's text
+    tracker = _tracker(("alice", "bob"))
+    protocol = FibsClientProtocol()
+    lines = _streams("baldlies-full-3pt-match.txt")["alice"]
+    for i, event in enumerate(protocol.receive_data(("\r\n".join(lines) + "\r\n").encode())):
+        if isinstance(event, ev.Board) and event.board.player not in ("You", "alice"):
+            continue
+        tracker.feed(event)
+        assert tracker.snapshot_text() == json.dumps(tracker.snapshot(), separators=(",", ":"))
+        if i % 50 == 49:  # a restored tracker starts with nothing encoded
+            tracker = MatchTracker.restore(json.loads(tracker.snapshot_text()))
+    assert tracker.finished and len(tracker.snapshot()["steps"]) > 20
 
 
 SPEC_BOARD = (

@@ -583,7 +583,7 @@ class FibsBot(SocialMixin):
                 opponent=tracker.names[1],
                 length=tracker.length,
                 status=status,
-                snapshot=tracker.snapshot(),
+                snapshot=tracker.snapshot_text(),  # the steps encoded once, not again at every event
                 started=tracker.started.isoformat(),
                 watched=tracker.watching,
                 gnubg_id=tracker.gnubg_id,

@@ -17,6 +17,7 @@ so that a restarted daemon resumes the match with the record it had.
 from __future__ import annotations
 
 import datetime
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -166,6 +167,9 @@ class MatchTracker:
         self.rules = FIBS_RULES
         self.rules_note = ""
         self._steps: list[Step] = []
+        # snapshot_text's encoded steps: the step objects encoded so far and their JSON, reused while _steps
+        # still begins with them (a persist per event would otherwise re-encode the whole match each time)
+        self._encoded: tuple[list[Step], list[str]] = ([], [])
         self._builder: RecordBuilder | None = None
         self._own: _Own | None = None
         self._asked_after: _Own | None = None  # the own action pending when the bot last asked for the board
@@ -673,7 +677,25 @@ class MatchTracker:
 
     # -- persistence ----------------------------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot_text(self) -> str:
+        """``snapshot()`` as compact JSON (the same text as ``json.dumps(snapshot(), separators=(",", ":"))``),
+        the steps already encoded by an earlier call reused."""
+        objs, texts = self._encoded
+        steps = self._steps
+        same = 0
+        for old, new in zip(objs, steps, strict=False):  # the steps may have grown or shrunk since
+            if old is not new:
+                break
+            same += 1
+        texts = texts[:same] + [json.dumps(_step_json(s), separators=(",", ":")) for s in steps[same:]]
+        self._encoded = (list(steps), texts)
+        data = self.snapshot(steps=False)
+        head = json.dumps(data, separators=(",", ":"))
+        # "steps" sits between "base" and "state" in snapshot(): splice the list in there
+        cut = head.index(',"state":')
+        return f'{head[:cut]},"steps":[{",".join(texts)}]{head[cut:]}'
+
+    def snapshot(self, steps: bool = True) -> dict[str, Any]:
         """A JSON-able dict that ``restore`` reads back into an equal tracker."""
         state = self.state
         return {
@@ -690,7 +712,7 @@ class MatchTracker:
             "crawford_rule": self.rules.crawford,
             "rules_note": self.rules_note,
             "base": None if self._base is None else {"score": list(self._base[0]), "crawford": self._base[1]},
-            "steps": [_step_json(s) for s in self._steps],
+            **({"steps": [_step_json(s) for s in self._steps]} if steps else {}),
             "state": state.gnubg_id if state else None,
             "state_extra": None
             if state is None
