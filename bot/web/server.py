@@ -13,6 +13,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.http11 import Request, Response
 
 from bot.config import PolicyConfig
+from bot.logs import Repeats
 from bot.policy import accepted_lengths
 from bot.server.server import FibsServer
 from bot.web.connection import WebConnection
@@ -60,6 +61,7 @@ class WebService:
         self.max_connections = max_connections  # WebSocket clients at once; more are refused (HTTP 503)
         self.connections = 0
         self.refused = 0
+        self._repeats = Repeats(60.0)
 
     def __repr__(self) -> str:
         return f"<WebService http://{self.host}:{self.port}/ {self.hub!r}>"
@@ -86,7 +88,7 @@ class WebService:
     async def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path.split("?", 1)[0] == WS_PATH and self.connections >= self.max_connections:
             self.refused += 1
-            if self.refused == 1 or self.refused % 1000 == 0:  # a flood: a line per thousand, not one each
+            if self._repeats.hit("full") is not None:  # a flood: a line a minute, as for telnet and origins
                 log.warning(
                     "WebSocket refused: %d clients already (%d refused)", self.connections, self.refused
                 )
