@@ -45,7 +45,6 @@ import os
 import random
 import resource
 import signal
-import socket
 import sys
 import tempfile
 import time
@@ -56,6 +55,8 @@ from typing import Any
 import websockets
 from websockets.exceptions import InvalidStatus
 
+from bench.engine_fairness import free_port
+from bench.server_load import percentile
 from bot.server.scripted import RandomPlayer, ScriptedClient, ScriptError
 from bot.server.store import Store
 from protocols.fibs import events as ev
@@ -63,19 +64,6 @@ from protocols.web import messages as wm
 
 HOST = "127.0.0.1"
 PASSWORD = "right-pw-1"
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return int(s.getsockname()[1])
 
 
 def address(block: int, n: int) -> str:
