@@ -61,25 +61,9 @@ class TimedClient(ScriptedClient):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.times: list[float] = []
 
-    async def _read(self) -> None:
-        assert self._reader is not None
-        try:
-            while True:
-                data = await self._reader.read(65536)
-                if not data:
-                    break
-                now = time.monotonic()
-                self.raw += data
-                events = self.codec.receive_data(data)
-                self.events.extend(events)
-                self.times.extend([now] * len(events))
-                self._arrived.set()
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            self.events.extend(self.codec.receive_eof())
-            self.closed.set()
-            self._arrived.set()
+    def _received(self, events: list[ev.FibsEvent]) -> None:
+        self.times.extend([time.monotonic()] * len(events))
+        super()._received(events)
 
     def replies(self, bot: str, since: int = 0) -> list[float]:
         """Reply times of ``bot`` (see the module docstring) among the events from index ``since``."""

@@ -63,7 +63,7 @@ class ScriptedClient:
                 if not data:
                     break
                 self.raw += data
-                self.events.extend(self.codec.receive_data(data))
+                self._received(self.codec.receive_data(data))
                 self._arrived.set()
         except (ConnectionError, OSError):
             pass
@@ -71,6 +71,10 @@ class ScriptedClient:
             self.events.extend(self.codec.receive_eof())
             self.closed.set()
             self._arrived.set()
+
+    def _received(self, events: list[ev.FibsEvent]) -> None:
+        """The events of one read; a subclass may note more about them (bench.engine_fairness times them)."""
+        self.events.extend(events)
 
     def send(self, line: str) -> None:
         self.send_bytes(line.encode("utf-8") + b"\r\n")
