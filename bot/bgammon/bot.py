@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import random
 import time
 from collections.abc import Callable
@@ -93,6 +92,7 @@ class _Match:
     archived: bool = False
     greeted: bool = False
     key: str = ""  # the row in the state store ("" until the opponent is known)
+    started: str = ""  # the row's start time, kept in every rewrite ("" until first stored)
     board: BoardState | None = None  # the last board seen
 
 
@@ -206,14 +206,20 @@ class BgammonBot:
         if not match.key:
             match.key = persist.new_key(self.server.name, match.game_id)
         row = persist.stored_match(
-            match.key, self.server.name, self.user, match.game_id, match.opponent, match.tracker, b, status
+            match.key,
+            self.server.name,
+            self.user,
+            match.game_id,
+            match.opponent,
+            match.tracker,
+            b,
+            status,
+            match.started,
         )
         text = repr((row.status, row.snapshot))
         if text == self._persisted:
             return
-        old = self.store.get(match.key)
-        if old is not None:
-            row = dataclasses.replace(row, started=old.started)
+        match.started = row.started
         self.store.put(row)
         self._persisted = text
 
@@ -247,6 +253,7 @@ class BgammonBot:
             Player(self.analyser, self._level(opponent), self._rng),
             greeted=True,
             key=stored.key,
+            started=stored.started,
             board=persist.last_board(stored),  # for the archive key, should the server not seat us again
         )
         self.log.info("bgammon.match_restored", game=game_id, key=stored.key, opponent=opponent)
