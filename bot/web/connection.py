@@ -423,17 +423,15 @@ class WebConnection:
         # a saved login, so that the page logs back in when it reconnects (the daemon restarted): the store
         # keeps only its digest, and neither is ever logged
         token = secrets.token_urlsafe(32)
+        digest = _digest(token)
         try:
-            server.store.add_web_login(_digest(token), session.account.name, server.clock(), SAVED_LOGIN_AGE)
-        except (
-            StoreError,
-            OSError,
-            sqlite3.Error,
-        ) as exc:  # the login stands; only the saved login is missing
+            server.store.add_web_login(digest, session.account.name, server.clock(), SAVED_LOGIN_AGE)
+        except (StoreError, OSError, sqlite3.Error) as exc:
+            # the login stands; only the saved login is missing
             log.warning("saving a web login for %s failed: %s", session.account.name, exc)
             self._logged_in(session, None)
             return
-        self.saved_login = _digest(token)
+        self.saved_login = digest
         self._logged_in(session, token)
 
     async def _resume(self, name: str, token: str) -> None:
