@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import datetime
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bot.fibs.bridge import FIBS_RULES, INITIAL, Step, board_state, bridges, opening_roll, same_state
 from engine.errors import EngineError
 from engine.ids import GameState
-from engine.match import GameResult, MatchState, ResignLevel, Rules
+from engine.match import GameResult, MatchState, ResignLevel
 from engine.moves import Move
 from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, RecordError, apply_action
 from protocols.fibs import events as ev
@@ -32,6 +32,8 @@ from protocols.fibs.board import FibsBoard
 
 __all__ = ["FIBS_RULES", "MatchTracker", "TrackerError", "board_state", "bridges", "same_state"]
 SNAPSHOT_VERSION = 1
+# the record's rules once the server played a Crawford game without the rule (_play_without_crawford)
+_NO_CRAWFORD = replace(FIBS_RULES, crawford=False)
 
 
 class TrackerError(ValueError):
@@ -538,7 +540,7 @@ class MatchTracker:
         self.state = state.replace(crawford=False)
         self.version += 1
         if self.rules.crawford:
-            self.rules = Rules(crawford=False, jacoby=FIBS_RULES.jacoby, beavers=FIBS_RULES.beavers)
+            self.rules = _NO_CRAWFORD
             self.rules_note = (
                 f"The server played game {number}, the Crawford game, without the Crawford rule "
                 "(a game resumed after a save): the match is recorded with the Crawford rule off."
@@ -745,7 +747,7 @@ class MatchTracker:
             tracker.record_note = str(data["note"])
             tracker.inferred = [str(x) for x in data.get("inferred", [])]
             if not data.get("crawford_rule", True):
-                tracker.rules = Rules(crawford=False, jacoby=FIBS_RULES.jacoby, beavers=FIBS_RULES.beavers)
+                tracker.rules = _NO_CRAWFORD
             tracker.rules_note = str(data.get("rules_note", ""))
             if data["base"] is not None:
                 tracker._base = (
