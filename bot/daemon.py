@@ -150,9 +150,8 @@ class Daemon:
         self._done = asyncio.Event()
         self._helpers: list[asyncio.Task[None]] = []
         self._health: asyncio.Server | None = None
-        self._unarchived: set[str] = (
-            set()
-        )  # external matches whose archive write failed, retried while running
+        # external matches whose archive write failed, retried while running
+        self._unarchived: set[str] = set()
 
     # -- control -----------------------------------------------------------------------------------------
 
