@@ -28,7 +28,7 @@ from typing import Any
 from engine.errors import EngineError
 from engine.ids import GameState
 from engine.match import MatchState
-from engine.moves import Move, legal_plays
+from engine.moves import Move, _try_steps, legal_plays
 from engine.position import BAR, CHEQUERS, Position
 from engine.record import Action, ActionKind, MatchRecord, RecordBuilder, starting_state
 from protocols.bgammon import events as ev
@@ -85,22 +85,6 @@ class _Turn:
 def _bg(player: int) -> int:
     """Our player number (0/1) as the board's (1/2)."""
     return player + 1
-
-
-def _played(pos: Position, steps: tuple[tuple[int, int], ...]) -> Position | None:
-    """``pos`` (seen by the mover) after the mover's single steps (25 the bar, 0 off), a blot hit where a step
-    lands on one; None where a step cannot be made (no chequer there, a point held against it)."""
-    me, opp = list(pos.me), list(pos.opp)
-    for src, dst in steps:
-        i = BAR if src == 25 else src - 1
-        if not me[i] or (me[BAR] and src != 25) or (dst and opp[24 - dst] >= 2):
-            return None
-        me[i] -= 1
-        if dst:
-            me[dst - 1] += 1
-            if opp[24 - dst] == 1:
-                opp[24 - dst], opp[BAR] = 0, opp[BAR] + 1
-    return Position(me, opp)
 
 
 def _standard_level(winner_view: Position) -> int:
@@ -408,12 +392,13 @@ class MatchTracker:
         played: the one play of ``turn`` from whose end those steps lead to the board (bgammon's ``Moves`` say
         nothing of hits, so they are played forward from each candidate, never taken back)."""
         mover, acting = _bg(turn.player), b.turn
-        steps = move_from_steps(b.moves, acting).steps
+        steps = move_from_steps(b.moves, acting)
         now = b.position(acting)
+        # the steps played literally (no dice check), a blot hit where one lands: None where one cannot be made
         ends = {
             play.position
             for play in legal_plays(turn.start, turn.dice)
-            if _played(play.position.swap(), steps) == now
+            if _try_steps(play.position.swap(), steps) == now
         }
         if len(ends) != 1:
             raise BgammonBoardError(
