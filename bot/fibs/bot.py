@@ -701,7 +701,7 @@ class FibsBot(SocialMixin):
             self.log.info("the server has no whisper: watchers get no verdicts", line=event.raw)
             return
         used = session.board_command
-        if used is None or event.command.strip().lower() != used:
+        if used is None or word != used:
             return
         following = BOARD_COMMANDS.index(used) + 1
         session.board_command = BOARD_COMMANDS[following] if following < len(BOARD_COMMANDS) else None
