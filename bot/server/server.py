@@ -681,7 +681,7 @@ class FibsServer:
             return
         ok = False
         try:
-            if account is not None and session.phase is not Phase.CLOSED:
+            if account is not None:  # the session is open: checked just above, nothing awaited since
                 ok = await asyncio.to_thread(verify_password, password, account.password)
         except StoreError:
             ok = False
