@@ -55,6 +55,7 @@ from typing import Any
 import websockets
 from websockets.exceptions import InvalidStatus
 
+from bench.bot_load import cpu_seconds
 from bench.engine_fairness import free_port
 from bench.server_load import percentile
 from bot.server.scripted import RandomPlayer, ScriptedClient, ScriptError
@@ -104,8 +105,7 @@ class Campaign:
         used = self.ended_cpu
         if self.child is not None and self.child.returncode is None:
             with contextlib.suppress(OSError, ValueError, IndexError):
-                fields = Path(f"/proc/{self.child.pid}/stat").read_text().rsplit(")", 1)[1].split()
-                used += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+                used += cpu_seconds(self.child.pid)
         return used
 
     # -- the daemon -----------------------------------------------------------------------------------------
