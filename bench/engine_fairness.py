@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.server_load import percentile
 from bot.server.scripted import RandomPlayer, ScriptedClient, ScriptError
 from protocols.fibs import events as ev
 
@@ -75,13 +76,6 @@ class TimedClient(ScriptedClient):
                 if before:
                     out.append(self.times[i] - before[-1])
         return out
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def summary(values: list[float]) -> dict[str, float]:
