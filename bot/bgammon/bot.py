@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import random
 import time
 from collections.abc import Callable
@@ -216,11 +218,13 @@ class BgammonBot:
             status,
             match.started,
         )
-        text = repr((row.status, row.snapshot))
+        # encoded once, as StateStore.put would: compared with the last row, then written as it is
+        snapshot = json.dumps(row.snapshot, separators=(",", ":"))
+        text = f"{row.status} {snapshot}"
         if text == self._persisted:
             return
         match.started = row.started
-        self.store.put(row)
+        self.store.put(dataclasses.replace(row, snapshot=snapshot))
         self._persisted = text
 
     def _restore(self) -> None:
