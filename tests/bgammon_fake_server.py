@@ -1252,6 +1252,27 @@ def _smart_ranker() -> Search:
     return _RANKER[0]
 
 
+class Recorder:
+    """Stands for the bot's logger: keeps every event with its level and fields."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str, dict[str, Any]]] = []
+
+    def __getattr__(self, level: str) -> Any:
+        return lambda event, **fields: self.lines.append((level, event, fields))
+
+    def find(self, event: str) -> list[tuple[str, dict[str, Any]]]:
+        return [(level, fields) for level, name, fields in self.lines if name == event]
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        return [fields for _, event, fields in self.lines if event == name]
+
+    def problems(self) -> list[str]:
+        return [
+            f"{lv} {ev_} {f}"[:600] for lv, ev_, f in self.lines if lv in ("warning", "error", "exception")
+        ]
+
+
 class RecordingLink:
     """A link for driving the bot without a server: it keeps what the bot sends and receives nothing."""
 

@@ -20,23 +20,10 @@ from engine.bras import BrasEvaluator
 from engine.formats.mat import read_mat
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BoardState, PlayerInfo
-from tests.bgammon_fake_server import FakeBgammonServer, RecordingLink, Script, ScriptedOpponent
+from tests.bgammon_fake_server import FakeBgammonServer, Recorder, RecordingLink, Script, ScriptedOpponent
 
 BOT = "BOT_gammond"
 DEADLINE = 120.0
-
-
-class Recorder:
-    """Stands for the bot's logger: keeps (level, event, fields)."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str, dict[str, Any]]] = []
-
-    def __getattr__(self, level: str) -> Any:
-        return lambda event, **fields: self.lines.append((level, event, fields))
-
-    def find(self, event: str) -> list[tuple[str, dict[str, Any]]]:
-        return [(level, fields) for level, name, fields in self.lines if name == event]
 
 
 def make_bot(address: str, folder: Path, **changes: Any) -> BgammonBot:

@@ -33,6 +33,7 @@ from engine.moves import apply_move
 from engine.notation import parse_move
 from engine.position import Position
 from engine.record import ActionKind
+from tests.bgammon_fake_server import Recorder
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("GAMMOND_SHARED", ROOT.parent / "shared"))
@@ -86,24 +87,6 @@ async def real_server(log: Path) -> Any:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
-
-
-class Recorder:
-    """Stands for the bot's logger: keeps every event with its level and fields."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str, dict[str, Any]]] = []
-
-    def __getattr__(self, level: str) -> Any:
-        return lambda event, **fields: self.lines.append((level, event, fields))
-
-    def events(self, name: str) -> list[dict[str, Any]]:
-        return [fields for _, event, fields in self.lines if event == name]
-
-    def problems(self) -> list[str]:
-        return [
-            f"{lv} {ev_} {f}"[:600] for lv, ev_, f in self.lines if lv in ("warning", "error", "exception")
-        ]
 
 
 class Human:

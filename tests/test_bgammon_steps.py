@@ -6,7 +6,6 @@ the same play from the server's board when a step is refused (bot/bgammon/decisi
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from bot.archive import Archive
 from bot.bgammon import BgammonBot, BgammonOptions, MatchTracker
@@ -21,7 +20,7 @@ from engine.position import BAR, Position
 from protocols.bgammon import codec
 from protocols.bgammon import events as ev
 from protocols.bgammon.board import BoardState, PlayerInfo
-from tests.bgammon_fake_server import RecordingLink, TurnRules, _own_to_raw, raw_board
+from tests.bgammon_fake_server import Recorder, RecordingLink, TurnRules, _own_to_raw, raw_board
 from tests.strategies import random_position
 
 BOT = "BOT_gammond"
@@ -156,16 +155,6 @@ def test_the_engines_own_step_order_is_kept_where_the_server_allows_it() -> None
     assert next_step(server_board(rules, (6, 5)), play.position, play.move) == (24, 18)
     rules.command([(13, 8)])  # a step of another play: the way to 24/13 is gone
     assert next_step(server_board(rules, (6, 5)), play.position, play.move) is None
-
-
-class Recorder:
-    """Stands for the bot's logger: keeps (level, event, fields)."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str, dict[str, Any]]] = []
-
-    def __getattr__(self, level: str) -> Any:
-        return lambda event, **fields: self.lines.append((level, event, fields))
 
 
 async def test_a_refused_step_is_an_error_and_the_same_play_goes_on_from_the_servers_board() -> None:
