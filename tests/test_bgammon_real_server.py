@@ -11,6 +11,7 @@ Skips, saying why, where the binary is absent or cannot run."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import os
@@ -103,9 +104,11 @@ class Human:
         self._last: tuple[Any, ...] | None = None
         self._over = False
         self._writer: asyncio.StreamWriter | None = None
+        self.transcript: collections.deque[str] = collections.deque(maxlen=40)  # shown with an error
 
     async def send(self, line: str) -> None:
         assert self._writer is not None
+        self.transcript.append(f"<- {line}")
         self._writer.write(line.encode() + b"\n")
         await self._writer.drain()
 
@@ -139,6 +142,13 @@ class Human:
 
     async def on_event(self, e: dict[str, Any]) -> Any:
         kind = e.get("Type")
+        if kind != "board":
+            self.transcript.append(f"-> {json.dumps(e)[:160]}")
+        else:
+            self.transcript.append(
+                f"-> board turn={e['Turn']} roll={e['Roll1']},{e['Roll2']} winner={e['Winner']}"
+                f" spectating={e.get('Spectating')} opponent={e['Player2'].get('Name')!r}"
+            )
         if kind == "ping":
             await self.send("pong " + (e.get("Message") or "human"))
         elif kind == "welcome":
@@ -154,7 +164,7 @@ class Human:
             self.in_match = False
             return self.join_soon()
         elif kind in ("failedmove", "failedok", "failedroll", "faileddouble", "failedresign"):
-            self.errors.append(f"{kind}: {e.get('Reason')}")
+            self.errors.append(f"{kind}: {e.get('Reason')}\n" + "\n".join(self.transcript))
             self._last = None
             await self.send("board")
         elif kind == "board" and self.in_match and not e.get("Spectating"):
@@ -248,7 +258,7 @@ async def test_the_bot_plays_whole_matches_on_the_real_server(tmp_path: Path) ->
     assert not refusals, "\n".join(refusals[:10]) + "\n" + why
     commands = [line.split("<- ", 1)[1] for line in server_log.splitlines() if "<- move " in line]
     assert commands and all(len(c.split()) == 2 for c in commands)
-    assert not human.errors, human.errors
+    assert not human.errors, "\n\n".join(human.errors) + "\n" + why
 
     # each match archived once; the archive replays to the server's result
     assert len(human.finished) == MATCHES
