@@ -1,6 +1,6 @@
 """Many matches at once against the daemon's bots on its embedded server (issue 29: 200 at once, expert).
 
-    python -m bench.bot_load [--matches 200] [--length 1] [--settle 30] [--json FILE]
+    python -m bench.bot_load [--matches 200] [--length 1] [--settle 30] [--json FILE] [--profile FILE]
 
 Starts ``gammond run`` in a child process on loopback (a temporary state and archive folder, no web page) with
 ``--matches`` bot accounts at level expert (one match each), waits ``--settle`` seconds for them to log in, then
@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settle", type=float, default=30.0, help="seconds for the bots to log in")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--profile", type=Path, help="write the daemon's cProfile (its event loop thread) here")
     args = ap.parse_args(argv)
     if not 1 <= args.matches <= 256:
         ap.error("--matches 1..256 (server.bot_accounts)")
@@ -59,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
             f"max_connections_per_address = {4 * args.matches}\n[policy]\nmax_length = 25\n"
         )
         log = (folder / "daemon.log").open("w")
+        profile = ["-m", "cProfile", "-o", str(args.profile.resolve())] if args.profile else []
         daemon = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "run", "--config", str(config)],
+            [sys.executable, *profile, "-m", "bot.cli", "run", "--config", str(config)],
             cwd=ROOT,
             stdout=log,
             stderr=log,
