@@ -233,6 +233,7 @@ class Daemon:
         state_dir = Path(c.daemon.state_dir)
         state_dir.mkdir(parents=True, exist_ok=True)
         self.store = StateStore.open(state_dir)
+        self.store.commit_later(asyncio.get_running_loop().call_soon)  # one transaction per turn of the loop
         self.archive = Archive(Path(c.daemon.archive_dir))
         self.archive.cleanup()
         analysis_jobs.attach(self.archive)  # background analysis of archived matches (bot/analysis_jobs.py)

@@ -363,6 +363,8 @@ class BgammonBot:
     async def _send(self, line: str, log_line: bool = True) -> None:
         if self._link is None:
             return
+        if self.store is not None:
+            self.store.commit()  # what led to this command is stored before it goes (StateStore.commit_later)
         if log_line:
             self.log.debug("bgammon.send", line=codec.redact(line))
         self._last_sent = time.monotonic()

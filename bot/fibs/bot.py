@@ -310,6 +310,7 @@ class FibsBot(SocialMixin):
     async def _send(self, session: Session, data: bytes, what: str | None = None) -> None:
         if not data:
             return
+        self.store.commit()  # what led to this command is stored before it goes (StateStore.commit_later)
         spacing = self.config.daemon.command_spacing
         wait = session.last_sent + spacing - self.clock()
         if wait > 0:
