@@ -8,6 +8,7 @@ one.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection
 
@@ -712,6 +713,22 @@ def _notice(raw: str, m: re.Match[str]) -> ev.FibsEvent:
 
 def parse_line(line: str) -> ev.FibsEvent:
     """The event for one clean line (no line end, trailing spaces removed); never raises."""
+    return _parse_cached(line) if len(line) <= _CACHED_LINE else _parse_line(line)
+
+
+# A server broadcasts the same line (a who update, a login, a board to watchers) to every client, and a process
+# holding many clients (the daemon's bots, a load bench) would parse it once per client; split_glued parses a
+# line before parse_line does. Events are frozen, so one object serves every reader. Long lines are not kept:
+# the cache holds at most 4,096 x 400 characters whatever a server sends.
+_CACHED_LINE = 400
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_cached(line: str) -> ev.FibsEvent:
+    return _parse_line(line)
+
+
+def _parse_line(line: str) -> ev.FibsEvent:
     if line.startswith("board:"):
         try:
             return ev.Board(raw=line, board=FibsBoard.parse(line))
