@@ -74,6 +74,16 @@ WANTED_TOGGLES = {
     "moves": False,
     "notify": True,
 }
+# The events _handle answers itself (its isinstance ladder); every other event goes to the match.
+SESSION_EVENTS = frozenset(
+    {
+        ev.AwayReminder, ev.ConnectionTimedOut, ev.GameSaved, ev.Invitation, ev.JoinHint, ev.JoinNextGame,
+        ev.LoginFailed, ev.LoginPrompt, ev.MatchJoined, ev.MatchResumed, ev.NoSavedGames, ev.NothingToWatch,
+        ev.OwnInfo, ev.PlayerLeftGame, ev.PlayerLoggedOut, ev.Prompt, ev.SavedCount, ev.SavedMatch,
+        ev.SavedMatchWarning, ev.SavedMatchesHeader, ev.Says, ev.ServerNotice, ev.ServerShutdown,
+        ev.StoppedWatching, ev.Unknown, ev.UnknownCommand, ev.Watching, ev.Welcome, ev.WhoInfo,
+    }
+)  # fmt: skip
 GOOD_SESSION = 60.0  # seconds logged in after which the next reconnect starts from the first delay again
 TICK = 0.25  # seconds between timer checks while nothing arrives
 LEFT_PAUSE = 300.0  # GammonBot: no resume invitation for 5 minutes after the opponent left the game
@@ -331,6 +341,13 @@ class FibsBot(SocialMixin):
     # -- events ---------------------------------------------------------------------------------------------
 
     async def _handle(self, session: Session, event: ev.FibsEvent) -> None:
+        kind = type(event)  # every event class derives from FibsEvent directly: the type is exact
+        if kind is ev.WhoInfo:  # most lines a bot reads: the who updates of every user on the server
+            session.who[event.name] = event  # type: ignore[attr-defined]
+            return
+        if kind not in SESSION_EVENTS:  # a match's events: no walk down the ladder below
+            await self._on_match_event(session, event)
+            return
         p = session.protocol
         if isinstance(event, ev.LoginPrompt | ev.Prompt | ev.LoginFailed):
             if session.logged_in_at is not None:
@@ -348,9 +365,6 @@ class FibsBot(SocialMixin):
             return
         if isinstance(event, ev.OwnInfo):
             await self._set_up(session, event)
-            return
-        if isinstance(event, ev.WhoInfo):
-            session.who[event.name] = event
             return
         if isinstance(event, ev.PlayerLoggedOut):
             session.who.pop(event.name, None)
