@@ -1,13 +1,15 @@
 """Many matches at once against the daemon's bots on its embedded server (issue 29: 200 at once, expert).
 
-    python -m bench.bot_load [--matches 200] [--length 1] [--settle 30] [--json FILE] [--profile FILE]
+    python -m bench.bot_load [--matches 200] [--length 1] [--settle 30] [--think 0] [--json FILE] [--profile FILE]
 
 Starts ``gammond run`` in a child process on loopback (a temporary state and archive folder, no web page) with
 ``--matches`` bot accounts at level expert (one match each), waits ``--settle`` seconds for them to log in, then
 runs ``bench.server_load --port ... --opponents ...``: one scripted client per bot, all matches at once, each
 to its end (random legal plays, some doubles). Reports the server_load figures (matches completed, errors,
 command latency p50/p99/max: from a client's command to the server's first answer), the daemon's CPU seconds
-over the run, and how many finished matches the daemon archived (one .mat each). Only loopback is contacted.
+over the run, and how many finished matches the daemon archived (one .mat each). ``--think`` seconds pass before
+each client command (0: the clients answer at once, a load far above 200 people's, which measures the daemon at
+saturation). ``--profile`` writes the daemon's cProfile. Only loopback is contacted.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--length", type=int, default=1)
     ap.add_argument("--settle", type=float, default=30.0, help="seconds for the bots to log in")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--think", type=float, default=0.0, help="seconds a client waits before each command")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--profile", type=Path, help="write the daemon's cProfile (its event loop thread) here")
     args = ap.parse_args(argv)
@@ -74,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             cpu0 = cpu_seconds(daemon.pid)
             load = subprocess.run(
                 [sys.executable, "-m", "bench.server_load", "--mode", "matches", "--matches", str(args.matches),
-                 "--length", str(args.length), "--match-timeout", "400", "--timeout", "590", "--seed",
+                 "--length", str(args.length), "--think", str(args.think), "--match-timeout", "400", "--timeout", "590", "--seed",
                  str(args.seed), "--port", str(port), "--opponents", ",".join(bot_names(args.matches))],
                 cwd=ROOT, capture_output=True, text=True, timeout=620,
             )  # fmt: skip

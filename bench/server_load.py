@@ -199,7 +199,9 @@ class Bench:
         try:
             me.send(f"invite {bot} {self.args.length}")
             await me.expect(lambda e: isinstance(e, ev.MatchJoined) and e.opponent == bot, 60)
-            player = RandomPlayer(me, random.Random(self.rng.random()), double=0.02, take=0.8)
+            player = RandomPlayer(
+                me, random.Random(self.rng.random()), double=0.02, take=0.8, think=self.args.think
+            )
             result = await player.play(timeout=self.args.match_timeout)
             if not isinstance(result, ev.MatchWon):
                 raise ScriptError(f"match {index} against {bot} ended without a winner: {result.raw}")
@@ -438,6 +440,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--length", type=int, default=3)
     ap.add_argument(
         "--logins", type=int, default=20, help="clients registering and logging in at once (the rest queue)"
+    )
+    ap.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="with --opponents: seconds a client waits before each command",
     )
     ap.add_argument("--match-timeout", type=float, default=120.0, help="seconds one match may take")
     ap.add_argument("--fuzz-clients", type=int, default=20)

@@ -172,7 +172,7 @@ class RandomPlayer:
 
     ``double``/``take``/``resign`` are probabilities of doubling when asked to roll or double, of taking a
     double, and of resigning (single) at the start of a turn. Resignations offered are accepted. ``think``
-    seconds pass before each of those decisions is sent, as a person takes time over them.
+    seconds pass before each of those decisions and each move is sent, as a person takes time over them.
     """
 
     def __init__(
@@ -203,7 +203,7 @@ class RandomPlayer:
         self.client.send(line)
 
     def _decide(self, line: str) -> None:
-        """Send a cube, resignation or roll decision, after ``think`` seconds."""
+        """Send a move, cube, resignation or roll decision, after ``think`` seconds."""
         if self.think > 0:
             asyncio.get_running_loop().call_later(self.think, self._send, line)
         else:
@@ -267,4 +267,4 @@ class RandomPlayer:
         plays = legal_plays(position, board.dice)
         play = self.rng.choice(plays)
         self.stats.moves += 1
-        self._send("move " + format_fibs(play.move, board.direction))
+        self._decide("move " + format_fibs(play.move, board.direction))
