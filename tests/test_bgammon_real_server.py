@@ -103,6 +103,8 @@ class Human:
         self.in_match = False
         self._last: tuple[Any, ...] | None = None
         self._over = False
+        self._game: Any = None  # the ID of the game joined last
+        self._finished_games: set[Any] = set()
         self._writer: asyncio.StreamWriter | None = None
         self.transcript: collections.deque[str] = collections.deque(maxlen=40)  # shown with an error
 
@@ -159,7 +161,7 @@ class Human:
         elif kind == "joined":
             self._last = None
             if e.get("Player") == self.name:
-                self.in_match, self._over = True, False
+                self.in_match, self._over, self._game = True, False, e.get("GameID")
         elif kind == "left" and e.get("Player") == self.name:
             self.in_match = False
             return self.join_soon()
@@ -175,7 +177,10 @@ class Human:
         if b.get("Winner"):
             if not self._over:
                 self._over = True
-                self.finished.append(b)
+                if self._game not in self._finished_games:  # not a finished match joined again (a race)
+                    self._finished_games.add(self._game)
+                    self.finished.append(b)
+                self.in_match = False  # no game command after our leave, whatever board comes before "left"
                 await self.send("leave")
             return
         if not b["Player2"].get("Name"):
