@@ -71,7 +71,8 @@ async def start_embedded_server(
         )
         key = record.match_id or f"{s.name}/{record.names[0]}-{record.names[1]}/{when:%Y%m%dT%H%M%SZ}"
         name = archive_name(when, s.name, record.names[0], record.names[1], record.length)
-        text = write_mat(record)
+        # off the event loop: replaying and writing a long match takes milliseconds, 200 ending at once a second
+        text = await asyncio.to_thread(write_mat, record)
         await asyncio.to_thread(archive.store_text, key, name, text)
 
     server = FibsServer.from_config(s, config.daemon.state_dir, on_match_finished=archive_finished)

@@ -50,6 +50,17 @@ def split_glued(line: str, echoes: Collection[str] = ()) -> list[str]:
     log also holds prompts followed by the next line (``login: 1 me ...``): the prompt becomes a line of its
     own.
     """
+    if not echoes and len(line) <= _CACHED_LINE:  # a broadcast line read by many clients: split once
+        return list(_split_cached(line))
+    return _split_glued(line, echoes)
+
+
+@functools.lru_cache(maxsize=4096)
+def _split_cached(line: str) -> tuple[str, ...]:
+    return tuple(_split_glued(line, ()))
+
+
+def _split_glued(line: str, echoes: Collection[str]) -> list[str]:
     out: list[str] = []
     prompt = _LEADING_PROMPT.match(line)
     if prompt:
