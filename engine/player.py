@@ -10,12 +10,16 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import numpy as np
+
 from engine import cube as cubes
 from engine.analyser import Analyser
+from engine.encoding import positions_to_array
 from engine.errors import IllegalActionError
 from engine.ids import GameState
 from engine.levels import LEVELS, Level
 from engine.match import MatchState
+from engine.moves import legal_plays
 from engine.record import ActionKind
 from engine.search import RankedMove
 
@@ -83,6 +87,17 @@ class Player:
                 return Decision(Action.RESIGN, level=offer)
             return Decision(Action.DOUBLE if self.wants_to_double(state) else Action.ROLL)
         return Decision(Action.MOVE, move=self.choose_move(state))
+
+    def move_candidates(self, state: MatchState) -> np.ndarray | None:
+        """The boards ``decide`` evaluates first for ``state`` (every legal play, seen by the opponent), or None
+        when ``state`` asks no move decision with a choice: what an evaluation queue prefetches
+        (``Search.prefetch``) for several matches at once."""
+        if state.game_state != GameState.PLAYING or state.resigned or state.doubled or state.dice == (0, 0):
+            return None
+        plays = legal_plays(state.position, state.dice)
+        if len(plays) < 2:
+            return None
+        return positions_to_array([p.position.swap() for p in plays], np.uint8)  # as Search.rank builds them
 
     def choose_move(self, state: MatchState) -> RankedMove:
         ranked = self.analyser.hint(

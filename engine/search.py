@@ -198,6 +198,7 @@ class Search:
         self._met = met
         self.pruner = pruner
         self.prune_keep = prune_keep
+        self._ready: dict[tuple[str, tuple[int, ...], bytes], np.ndarray] = {}  # see prefetch
 
     @property
     def met(self) -> MatchEquityTable:
@@ -208,7 +209,28 @@ class Search:
     # -- leaves -----------------------------------------------------------------------------------------------
 
     def _probs(self, boards: np.ndarray) -> np.ndarray:
+        if self._ready:
+            hit = self._ready.pop(_board_key(boards), None)
+            if hit is not None:
+                return hit
         return _probs_of(self.evaluator, boards)
+
+    def prefetch(self, batches: Sequence[np.ndarray]) -> None:
+        """Evaluate the boards of several coming ``_probs`` calls in one: the daemon's evaluation queue
+        (bot/engine_pool.py) passes the candidates of the move decisions waiting together, so that k matches'
+        decisions cost one net call per position class instead of k. Only a call with exactly those boards
+        takes a result (the evaluation is a function of the boards: a hit is always right, whoever asks); what
+        no call takes is dropped by the next ``prefetch`` (``prefetch([])`` drops it now)."""
+        batches = [b for b in batches if len(b)]
+        if len(batches) < 2:
+            self._ready = {}
+            return
+        probs = _probs_of(self.evaluator, np.concatenate(batches))
+        ready, start = {}, 0
+        for b in batches:
+            ready[_board_key(b)] = probs[start : start + len(b)]
+            start += len(b)
+        self._ready = ready
 
     def _exact(self, boards: np.ndarray) -> np.ndarray:
         over, home, _, _ = route(boards)
@@ -457,6 +479,10 @@ def unique_boards(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     place = np.empty_like(order)
     place[order] = np.arange(len(order))
     return boards[first[order]], place[inverse.ravel()]
+
+
+def _board_key(boards: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:
+    return boards.dtype.str, boards.shape, boards.tobytes()
 
 
 def _probs_of(evaluator: Evaluator, boards: np.ndarray) -> np.ndarray:
