@@ -2,6 +2,7 @@
 variance reduction.
 
     python3 -m bench.rollout_speed --trials 324 --vr-trials 72 --cpu 1
+    python3 -m bench.rollout_speed --trials 1296 --vr-trials 324 --cpu -1 --two-cores
 
 Positions: the opening (before the first roll's reply is known: the starting position, a player on roll), and
 from the agreement dumps a contact, a back-game (four or more chequers back, two points held in the opponent's
@@ -10,7 +11,9 @@ process (0-ply, cubeful, quasi-random dice, pruning nets as the CLI's default), 
 time after a warm-up; gnubg: its ``rollout`` command (0-ply chequer and cube, ``set threads 1``) inside its own
 Python, timed by its process's CPU time. Games per CPU second for each and their ratio. Both end a game at the
 bearoff databases (gnubg's defaults, set explicitly here; ours ``RolloutSettings.bearoff_truncation``): cubeless
-at the one-sided database, cubeful money at the exact two-sided one.
+at the one-sided database, cubeful money at the exact two-sided one. ``--two-cores``: games per wall second with
+both cores, ours as ``gammond rollout --jobs 2`` runs it (two worker processes forked after the nets are loaded),
+gnubg with ``set threads 2``; run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -37,16 +40,16 @@ MONEY_KEY = "cAkAAAAAAAAA"  # money, cube centred, player 0 on roll, no dice
 DUMP = ROOT / "bench" / "results" / "agreement_dumps" / "v3.2_seed6.jsonl"
 GNUBG_SCRIPT = """
 import gnubg, json, os, time
-for c in ("set display off", "set threads 1", "set rollout trials {trials}", "set rollout seed {seed}",
+for c in ("set display off", "set threads {threads}", "set rollout trials {trials}", "set rollout seed {seed}",
           "set rollout varredn {vr}", "set rollout cubedecision plies 0", "set rollout chequerplay plies 0",
           "set rollout cubeful {cubeful}", "set rollout bearofftruncation exact on",
           "set rollout bearofftruncation onesided on",
           "new game", "set gnubgid {pid}:{key}"):
     gnubg.command(c)
-t0 = time.process_time()
+t0, w0 = time.process_time(), time.perf_counter()
 gnubg.command("rollout")
 with open(os.environ["GAMMOND_ROLL_OUT"], "w") as f:
-    f.write(json.dumps({{"cpu": time.process_time() - t0}}))
+    f.write(json.dumps({{"cpu": time.process_time() - t0, "wall": time.perf_counter() - w0}}))
 """
 
 
@@ -85,7 +88,33 @@ def ours_cpu(analyser: object, pid: str, trials: int, vr: bool, seed: int, cubef
     return time.process_time() - t0
 
 
+def ours_wall_two_cores(pid: str, trials: int, vr: bool, seed: int, cubeful: bool = True) -> float:
+    """Wall seconds of ``gammond rollout ID --jobs 2``'s path: the trials in two slices, two worker processes
+    forked after the nets are loaded (``bot.commands.rollout.rollout_position``)."""
+    from bot.commands.rollout import rollout_position
+
+    req = {
+        "id": f"{pid}:{MONEY_KEY}",
+        "trials": trials,
+        "no_vr": not vr,
+        "seed": seed,
+        "cubeless": not cubeful,
+    }
+    t0 = time.perf_counter()
+    out = rollout_position(req, jobs=2)
+    if "error" in out:
+        raise SystemExit(f"our rollout of {pid} failed: {out['error']}")
+    return time.perf_counter() - t0
+
+
 def gnubg_cpu(pid: str, trials: int, vr: bool, seed: int, cpu: int, cubeful: bool = True) -> float:
+    return gnubg_times(pid, trials, vr, seed, cpu, cubeful)["cpu"]
+
+
+def gnubg_times(
+    pid: str, trials: int, vr: bool, seed: int, cpu: int, cubeful: bool = True, threads: int = 1
+) -> dict[str, float]:
+    """gnubg's rollout of ``pid``: its process's CPU seconds and the wall seconds, with ``threads`` threads."""
     with tempfile.TemporaryDirectory(prefix="gnubg_roll_") as tmp:
         script, out = Path(tmp, "roll.py"), Path(tmp, "out.json")
         script.write_text(
@@ -96,6 +125,7 @@ def gnubg_cpu(pid: str, trials: int, vr: bool, seed: int, cpu: int, cubeful: boo
                 pid=pid,
                 key=MONEY_KEY,
                 cubeful="on" if cubeful else "off",
+                threads=threads,
             )
         )
         subprocess.run(
@@ -109,7 +139,7 @@ def gnubg_cpu(pid: str, trials: int, vr: bool, seed: int, cpu: int, cubeful: boo
             check=True,
             preexec_fn=(lambda: os.sched_setaffinity(0, {cpu})) if cpu >= 0 else None,
         )
-        return float(json.loads(out.read_text())["cpu"])
+        return {k: float(v) for k, v in json.loads(out.read_text()).items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,6 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--only", nargs="+", metavar="NAME", help="these positions only (race, bearoff, ...)")
     ap.add_argument("--json", type=Path, help="write the result here")
+    ap.add_argument(
+        "--two-cores",
+        action="store_true",
+        help="games per wall second on both cores: ours with --jobs 2 (processes), gnubg with 2 threads",
+    )
     args = ap.parse_args(argv)
     if args.cpu >= 0:
         os.sched_setaffinity(0, {args.cpu})
@@ -135,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     positions = {k: v for k, v in every.items() if not args.only or k in args.only}
     ours_cpu(analyser, every["opening"], 8, False, args.seed)  # warm-up: tables, sessions
     rows = []
+    if args.two_cores:
+        return two_cores(positions, args)
     for name, pid in positions.items():
         for vr, trials in ((False, args.trials), (True, args.vr_trials)):
             o = ours_cpu(analyser, pid, trials, vr, args.seed, not args.cubeless)
@@ -160,6 +197,43 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"| {r['position']} | {'on' if r['vr'] else 'off'} | {r['trials']} | {r['ours_games_per_cpu_s']} | "
             f"{r['gnubg_games_per_cpu_s']} | {r['ratio']}x |"
+        )
+    return 0
+
+
+def two_cores(positions: dict[str, str], args: argparse.Namespace) -> int:
+    """Both cores, by wall time: each rollout alone on the machine, ours then gnubg's, position by position."""
+    rows = []
+    for name, pid in positions.items():
+        for vr, trials in ((False, args.trials), (True, args.vr_trials)):
+            o = ours_wall_two_cores(pid, trials, vr, args.seed, not args.cubeless)
+            g = gnubg_times(pid, trials, vr, args.seed, -1, not args.cubeless, threads=2)["wall"]
+            row = {
+                "position": name,
+                "id": pid,
+                "vr": vr,
+                "trials": trials,
+                "cubeful": not args.cubeless,
+                "ours_games_per_wall_s": round(trials / o, 1),
+                "gnubg_games_per_wall_s": round(trials / g, 1),
+                "ratio": round(g / o, 2),
+            }
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    result = {
+        "bench": "rollout_speed",
+        "two_cores": True,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    result["rows"] = rows
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    print("| position | VR | trials | ours games/s, 2 processes | gnubg games/s, 2 threads | ours / gnubg |")
+    print("|---|---|--:|--:|--:|--:|")
+    for r in rows:
+        print(
+            f"| {r['position']} | {'on' if r['vr'] else 'off'} | {r['trials']} | {r['ours_games_per_wall_s']} | "
+            f"{r['gnubg_games_per_wall_s']} | {r['ratio']}x |"
         )
     return 0
 

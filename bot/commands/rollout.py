@@ -101,6 +101,8 @@ def rollout_position(req: dict[str, Any], jobs: int = 1, ray: str | None = None)
         count = min(size, settings.trials - first)
         if count > 0:
             reqs.append(dict(req, first=first, count=count))
+    if len(reqs) > 1 and not ray:
+        _analyser(req.get("models"))  # the nets loaded once here, before the worker processes fork from us
     total: Sums | None = None
     for part in run_many(rollout_part, reqs, len(reqs), ray):
         if "error" in part:
