@@ -8,7 +8,10 @@ the whole decision (``Player(expert).decide``, the daemon's path) and the evalua
 (``Search._probs``: routing, the nets, the race bounds) one decision at a time and then with the candidates of
 k decisions evaluated in one call (k = 4, 10, 25: k matches' decisions waiting in one queue). The saving per
 decision is the serial evaluation time less the batched one; the report gives it as a share of the decision.
-Each figure is the median over ``--rounds`` rounds.
+Then the daemon's path itself: the ``--n`` decisions (``bot.fibs.session.decide`` at expert) submitted at once
+to the daemon's ``EnginePool`` (one fast thread: its evaluation queue takes up to 32 waiting calls and batches
+their candidates), against the same calls on a plain one-thread executor, by CPU time per decision, and whether
+both chose the same actions. Each figure is the median over ``--rounds`` rounds.
 """
 
 from __future__ import annotations
@@ -75,6 +78,28 @@ def main(argv: list[str] | None = None) -> int:
         )
         report[f"batch{k}_eval_ms"] = round(batched, 4)
         report[f"batch{k}_saving_share_of_decision"] = round((serial - batched) / decide, 3)
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bot.engine_pool import EnginePool
+    from bot.fibs.session import decide as daemon_decide
+
+    def through(executor: object) -> list[object]:
+        futures = [executor.submit(daemon_decide, player, st) for st in states]  # type: ignore[attr-defined]
+        return [f.result() for f in futures]
+
+    plain, pool = ThreadPoolExecutor(1), EnginePool(threads=1, slow_workers=0)
+    try:
+        serial_actions, queued_actions = through(plain), through(pool)
+        report["plain_executor_ms"] = round(per_decision(lambda: through(plain)), 4)
+        report["evaluation_queue_ms"] = round(per_decision(lambda: through(pool)), 4)
+        report["queue_saving_share"] = round(
+            1 - report["evaluation_queue_ms"] / report["plain_executor_ms"], 3
+        )  # type: ignore[operator]
+        report["queue_batches"], report["queue_batched_decisions"] = pool.stats.batches, pool.stats.batched
+        report["same_actions"] = sum(a == b for a, b in zip(serial_actions, queued_actions, strict=True))
+    finally:
+        plain.shutdown()
+        pool.shutdown()
     report["load_average"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report))
     return 0
