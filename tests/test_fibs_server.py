@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import itertools
+import json
 import random
 import sqlite3
 import time
@@ -23,6 +24,7 @@ from bot.server.table import BoardAt, Table, TableRefusal, record_from_json, rec
 from engine.dice import ManualDice, MersenneDice
 from engine.formats.mat import read_mat, write_mat
 from engine.formats.oldmoves import read_oldmoves
+from engine.ids import GameState
 from engine.moves import legal_plays
 from engine.notation import format_fibs
 from engine.record import MatchRecord
@@ -1045,3 +1047,47 @@ async def test_telnet_help_rawwho_and_a_watchers_pip_and_boards(harness: Harness
                 announced = sorted(last.dice) if isinstance(last, ev.Rolls) else None
             assert announced == sorted(event.board.dice), f"board before its roll: {event.raw}"
     assert checked > 5
+
+
+def test_the_saved_text_is_the_tables_json_at_every_step_of_a_match() -> None:
+    """Table.to_json_text (each game and action encoded once) equals json.dumps of to_json after every action
+    of a two-game match: moves, a double taken, a resignation, the next game."""
+    rng = random.Random(5)
+    t = table([f"{rng.randint(1, 6)}{rng.randint(1, 6)}" for _ in range(400)], length=3)
+    t.start_game()
+    texts = []
+
+    def check() -> None:
+        text = t.to_json_text()
+        assert text == json.dumps(t.to_json(), separators=(",", ":"))
+        texts.append(text)
+
+    check()
+    for _ in range(60):
+        s = t.state
+        if s.match_over:
+            break
+        if s.game_state != GameState.PLAYING:
+            t.join_next(0)
+            t.join_next(1)
+        elif s.doubled:
+            t.accept(s.turn)
+        elif s.dice == (0, 0):
+            if s.game_number == 1 and s.cube == 1 and s.may_double(s.on_roll):
+                t.double(s.on_roll)
+            elif s.game_number == 1 and len(texts) > 20:
+                t.resign(s.on_roll, 1)
+                t.accept(1 - s.on_roll)
+            else:
+                t.roll(s.on_roll)
+        else:
+            plays = legal_plays(s.position, s.dice)
+            t.move(
+                s.on_roll,
+                format_fibs(rng.choice(plays).move, t.direction(s.on_roll)) if plays[0].move else "",
+            )
+        t.take()
+        check()
+    kinds = [str(a.kind) for g in t.record.games for a in g.actions]
+    assert len(t.record.games) >= 2 and t.record.games[0].result is not None and len(set(texts)) > 20
+    assert {"double", "take", "resign", "accept", "move"} <= set(kinds), kinds

@@ -1494,7 +1494,7 @@ class FibsServer:
             length=table.length,
             score=state.score,
             gnubg_id=state.gnubg_id,
-            data=table.to_json(),
+            data=table.to_json_text(),  # each action encoded once, not the whole record at every move
         )
         now = self.clock()
         try:

@@ -143,7 +143,8 @@ class Account:
 
 @dataclass(frozen=True, slots=True)
 class SavedRow:
-    """An unfinished match: players, length (0 unlimited), score, gnubg ID and the server's JSON."""
+    """An unfinished match: players, length (0 unlimited), score, gnubg ID and the server's JSON: ``data`` is a
+    dict as the store reads it back, or the compact JSON text the server writes (``Table.to_json_text``)."""
 
     id: str
     player0: str
@@ -151,7 +152,7 @@ class SavedRow:
     length: int
     score: tuple[int, int]
     gnubg_id: str
-    data: dict[str, Any]
+    data: dict[str, Any] | str
 
     def involves(self, name: str) -> bool:
         return name in (self.player0, self.player1)
@@ -306,7 +307,7 @@ class Store:
                     row.score[0],
                     row.score[1],
                     row.gnubg_id,
-                    json.dumps(row.data, separators=(",", ":")),
+                    row.data if isinstance(row.data, str) else json.dumps(row.data, separators=(",", ":")),
                     now or time.time(),
                 ),
             )

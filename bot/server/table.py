@@ -15,6 +15,7 @@ X moves 1->24; colours are random in the first game and switch every game; board
 from __future__ import annotations
 
 import datetime
+import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,6 +103,9 @@ class Table:
             time=when.time().replace(microsecond=0, tzinfo=None),
         )
         self.colours: list[int] = []  # player 0's colour in each game started
+        # to_json_text's encodings, by the identity of the object encoded (kept with it, so an id is not reused)
+        self._game_texts: dict[int, tuple[GameRecord, str]] = {}
+        self._action_texts: dict[int, tuple[Action, str]] = {}
         self.joined: set[int] = set()  # who typed 'join' for the next game
         self.out: list[Out] = []
 
@@ -558,7 +562,7 @@ class Table:
 
     # -- saving ---------------------------------------------------------------------------------------------
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, games: bool = True) -> dict[str, Any]:
         return {
             "version": 1,
             "id": self.id,
@@ -566,8 +570,36 @@ class Table:
             "length": self.length,
             "redoubles": self.redoubles,
             "colours": self.colours,
-            "record": record_to_json(self.record),
+            "record": record_to_json(self.record, games),
         }
+
+    def to_json_text(self) -> str:
+        """``to_json()`` as compact JSON text, each finished game and each action encoded once. The server saves
+        the match after every move: encoding the whole record each time was a third of its move command with
+        200 matches at once, and grows with the match."""
+        record = self.record
+        games, actions = [], {}
+        for game in record.games:
+            if game.result is not None:  # finished: the builder keeps this very object
+                hit = self._game_texts.get(id(game))
+                if hit is None or hit[0] is not game:
+                    hit = self._game_texts[id(game)] = (game, _compact(_game_json(game)))
+                games.append(hit[1])
+                continue
+            for action in game.actions:  # the game in play: its actions are the builder's objects
+                known = self._action_texts.get(id(action))
+                actions[id(action)] = (
+                    known
+                    if known is not None and known[0] is action
+                    else (action, _compact(_action_json(action)))
+                )
+            games.append(
+                _splice(
+                    _compact(_game_json(game, False)), "actions", [actions[id(a)][1] for a in game.actions]
+                )
+            )
+        self._action_texts = actions
+        return _splice(_compact(self.to_json(games=False)), "games", games)
 
     @classmethod
     def from_json(
@@ -727,8 +759,9 @@ def _action_from_json(item: list[Any]) -> Action:
     )
 
 
-def record_to_json(record: MatchRecord) -> dict[str, Any]:
-    """A MatchRecord as plain JSON values (``record_from_json`` reads it back to an equal record)."""
+def record_to_json(record: MatchRecord, games: bool = True) -> dict[str, Any]:
+    """A MatchRecord as plain JSON values (``record_from_json`` reads it back to an equal record); without
+    ``games`` their list is None (``Table.to_json_text`` puts the encoded games there)."""
     return {
         "names": list(record.names),
         "length": record.length,
@@ -737,18 +770,30 @@ def record_to_json(record: MatchRecord) -> dict[str, Any]:
         "site": record.site,
         "date": record.date.isoformat() if record.date else None,
         "time": record.time.isoformat() if record.time else None,
-        "games": [
-            {
-                "score": list(g.score),
-                "opening": list(g.opening_roll),
-                "actions": [_action_json(a) for a in g.actions],
-                "result": None
-                if g.result is None
-                else [g.result.winner, g.result.points, int(g.result.level), int(g.result.how)],
-            }
-            for g in record.games
-        ],
+        "games": [_game_json(g) for g in record.games] if games else None,
     }
+
+
+def _game_json(g: GameRecord, actions: bool = True) -> dict[str, Any]:
+    return {
+        "score": list(g.score),
+        "opening": list(g.opening_roll),
+        "actions": [_action_json(a) for a in g.actions] if actions else None,
+        "result": None
+        if g.result is None
+        else [g.result.winner, g.result.points, int(g.result.level), int(g.result.how)],
+    }
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _splice(text: str, key: str, items: list[str]) -> str:
+    """``text`` (compact JSON holding ``"key":null`` once) with that null replaced by the list of ``items``."""
+    placeholder = f'"{key}":null'
+    assert text.count(placeholder) == 1, text
+    return text.replace(placeholder, f'"{key}":[' + ",".join(items) + "]")
 
 
 def record_from_json(data: dict[str, Any]) -> MatchRecord:
