@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,71 +170,60 @@ def main(argv: list[str] | None = None) -> int:
     every = pick_positions()
     positions = {k: v for k, v in every.items() if not args.only or k in args.only}
     ours_cpu(analyser, every["opening"], 8, False, args.seed)  # warm-up: tables, sessions
-    rows = []
-    if args.two_cores:
-        return two_cores(positions, args)
-    for name, pid in positions.items():
-        for vr, trials in ((False, args.trials), (True, args.vr_trials)):
-            o = ours_cpu(analyser, pid, trials, vr, args.seed, not args.cubeless)
-            g = gnubg_cpu(pid, trials, vr, args.seed, args.cpu, not args.cubeless)
-            row = {
-                "position": name,
-                "id": pid,
-                "vr": vr,
-                "trials": trials,
-                "cubeful": not args.cubeless,
-                "ours_games_per_cpu_s": round(trials / o, 1),
-                "gnubg_games_per_cpu_s": round(trials / g, 1),
-                "ratio": round(g / o, 2),
-            }
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    result = {"bench": "rollout_speed", "load_average": [round(x, 2) for x in os.getloadavg()], "rows": rows}
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
-    print("| position | VR | trials | ours games/CPU s | gnubg games/CPU s | ours / gnubg |")
-    print("|---|---|--:|--:|--:|--:|")
-    for r in rows:
-        print(
-            f"| {r['position']} | {'on' if r['vr'] else 'off'} | {r['trials']} | {r['ours_games_per_cpu_s']} | "
-            f"{r['gnubg_games_per_cpu_s']} | {r['ratio']}x |"
+    if args.two_cores:  # both cores, by wall time: each rollout alone on the machine, ours then gnubg's
+        return table(
+            positions,
+            args,
+            lambda pid, n, vr: ours_wall_two_cores(pid, n, vr, args.seed, not args.cubeless),
+            lambda pid, n, vr: gnubg_times(pid, n, vr, args.seed, -1, not args.cubeless, threads=2)["wall"],
+            "wall",
+            ("ours games/s, 2 processes", "gnubg games/s, 2 threads"),
         )
-    return 0
+    return table(
+        positions,
+        args,
+        lambda pid, n, vr: ours_cpu(analyser, pid, n, vr, args.seed, not args.cubeless),
+        lambda pid, n, vr: gnubg_cpu(pid, n, vr, args.seed, args.cpu, not args.cubeless),
+        "cpu",
+        ("ours games/CPU s", "gnubg games/CPU s"),
+    )
 
 
-def two_cores(positions: dict[str, str], args: argparse.Namespace) -> int:
-    """Both cores, by wall time: each rollout alone on the machine, ours then gnubg's, position by position."""
+def table(
+    positions: dict[str, str],
+    args: argparse.Namespace,
+    ours: Callable[[str, int, bool], float],
+    gnubg: Callable[[str, int, bool], float],
+    unit: str,
+    heads: tuple[str, str],
+) -> int:
+    """Each position without and with VR: seconds (``unit``) of ours and gnubg's, as games per second."""
     rows = []
     for name, pid in positions.items():
         for vr, trials in ((False, args.trials), (True, args.vr_trials)):
-            o = ours_wall_two_cores(pid, trials, vr, args.seed, not args.cubeless)
-            g = gnubg_times(pid, trials, vr, args.seed, -1, not args.cubeless, threads=2)["wall"]
+            o, g = ours(pid, trials, vr), gnubg(pid, trials, vr)
             row = {
                 "position": name,
                 "id": pid,
                 "vr": vr,
                 "trials": trials,
                 "cubeful": not args.cubeless,
-                "ours_games_per_wall_s": round(trials / o, 1),
-                "gnubg_games_per_wall_s": round(trials / g, 1),
+                f"ours_games_per_{unit}_s": round(trials / o, 1),
+                f"gnubg_games_per_{unit}_s": round(trials / g, 1),
                 "ratio": round(g / o, 2),
             }
             rows.append(row)
             print(json.dumps(row), flush=True)
-    result = {
-        "bench": "rollout_speed",
-        "two_cores": True,
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-    }
-    result["rows"] = rows
+    result: dict[str, object] = {"bench": "rollout_speed", "two_cores": args.two_cores}
+    result.update(load_average=[round(x, 2) for x in os.getloadavg()], rows=rows)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
-    print("| position | VR | trials | ours games/s, 2 processes | gnubg games/s, 2 threads | ours / gnubg |")
+    print(f"| position | VR | trials | {heads[0]} | {heads[1]} | ours / gnubg |")
     print("|---|---|--:|--:|--:|--:|")
     for r in rows:
         print(
-            f"| {r['position']} | {'on' if r['vr'] else 'off'} | {r['trials']} | {r['ours_games_per_wall_s']} | "
-            f"{r['gnubg_games_per_wall_s']} | {r['ratio']}x |"
+            f"| {r['position']} | {'on' if r['vr'] else 'off'} | {r['trials']} | {r[f'ours_games_per_{unit}_s']} | "
+            f"{r[f'gnubg_games_per_{unit}_s']} | {r['ratio']}x |"
         )
     return 0
 
