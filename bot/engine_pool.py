@@ -136,7 +136,10 @@ class EvaluationQueue:
                     self._queue.put(None)  # another thread's stop: leave it for after this take
                     break
                 calls.append(more)
-            searches = self._prefetch(calls)
+            try:
+                searches = self._prefetch(calls)
+            except Exception:  # a batch that cannot be evaluated: each decision meets its own error alone
+                searches = []
             for future, fn, args, kwargs in calls:
                 if not future.set_running_or_notify_cancel():
                     continue

@@ -117,3 +117,32 @@ def test_the_pool_sends_fast_calls_through_the_queue(analyser: Analyser) -> None
         assert result is not None and pool.stats.fast == 1
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def test_a_failing_prefetch_leaves_each_decision_to_run_alone(analyser: Analyser) -> None:
+    class Broken:
+        def prefetch(self, batches: object) -> None:
+            raise RuntimeError("the nets are gone")
+
+    class Stub:
+        search = Broken()
+
+    class PlayerOfBrokenNets(Player):
+        pass
+
+    q = EvaluationQueue(1, LaneStats())
+    gate = threading.Event()
+    try:
+        q.submit(gate.wait, (5.0,), {})
+        broken = PlayerOfBrokenNets(analyser, parse_level("expert"))
+        broken.analyser = Stub()  # type: ignore[assignment]
+        first = q.submit(lambda p, s: "ran", (broken, states()[0]), {})
+        second = q.submit(lambda p, s: "ran", (broken, states()[1]), {})
+        gate.set()
+        assert first.result(5) == second.result(5) == "ran"  # the thread survived the failed batch
+        assert (
+            q.submit(decide, (Player(analyser, parse_level("expert")), states()[2]), {}).result(30)
+            is not None
+        )
+    finally:
+        q.shutdown()
