@@ -2,10 +2,12 @@
 
     python -m bench.server_load [--mode matches|fuzz|both] [--matches 50] [--length 3]
                                 [--fuzz-clients 20] [--fuzz-seconds 60] [--timeout 600] [--seed 1]
-                                [--port PORT --opponents gammond,gammond_2]
+                                [--port PORT --opponents gammond,gammond_2 [--think 0]] [--logins 20]
 
 matches: ``--matches`` matches at once, each between two scripted clients playing random legal moves (with
-some doubles, drops and resignations) to the end. Reports matches completed, errors, moves per second and the
+some doubles, drops and resignations) to the end; ``--logins`` clients register and log in at a time first
+(the time that takes is ``login_seconds``, apart from the matches' ``seconds``), and with ``--opponents`` each
+client waits ``--think`` seconds before each command. Reports matches completed, errors, moves per second and the
 latency from a command to the server's first answer (p50, p99).
 
 fuzz: ``--fuzz-clients`` clients send random and malformed commands (garbage bytes, telnet codes, lines past
