@@ -24,7 +24,7 @@ from bot.bgammon import BgammonBot, BgammonOptions, MatchTracker
 from bot.bgammon.link import open_link
 from bot.bgammon.persist import recover_unarchived, restore
 from bot.bgammon.session import parse_address
-from bot.config import Config, DaemonConfig, EmbeddedServerConfig, PolicyConfig, ServerConfig
+from bot.config import Config, PolicyConfig, ServerConfig
 from bot.daemon import Daemon
 from bot.state import MatchStatus, StateStore
 from engine.analyser import Analyser
@@ -42,6 +42,7 @@ from tests.bgammon_fake_server import (
     ScriptedOpponent,
     raw_board,
 )
+from tests.test_daemon import one_account
 
 BOT = "BOT_gammond"
 PASSWORD = "pw"
@@ -313,23 +314,10 @@ async def test_a_match_stored_finished_but_never_written_is_archived_at_the_next
 
 
 def daemon_config(tmp: Path, address: str, **daemon: object) -> Config:
-    settings = {
-        "state_dir": tmp / "var",
-        "archive_dir": tmp / "archive",
-        "reconnect_initial": 0.05,
-        "reconnect_max": 0.2,
-        "heartbeat_interval": 0.05,
-        **daemon,
-    }
     entry = ServerConfig(
         name="fake", protocol="bgammon", address=address, user="gammond", password_env="TEST_BGAMMON_PW"
     )
-    return Config(
-        daemon=DaemonConfig(**settings),  # type: ignore[arg-type]
-        server=EmbeddedServerConfig(enabled=False),
-        servers=(entry,),
-        policy=PolicyConfig(min_length=3, max_length=3),
-    )
+    return one_account(tmp, entry, "archive", PolicyConfig(min_length=3, max_length=3), **daemon)
 
 
 async def test_sigterm_saves_the_match_and_the_next_daemon_finishes_and_archives_it(

@@ -41,22 +41,35 @@ DEADLINE = 120.0  # seconds for an awaited event: generous, as CI runs on a smal
 
 def external(tmp: Path, port: int, **daemon: object) -> Config:
     """The daemon with one external FIBS account on the fake server and no embedded server."""
+    server = ServerConfig(
+        name="fake", host="127.0.0.1", port=port, user="gammond", password_env="TEST_FIBS_PW"
+    )
+    return one_account(tmp, server, **daemon)
+
+
+def one_account(
+    tmp: Path,
+    entry: ServerConfig,
+    archive: str = "oldmoves",
+    policy: PolicyConfig | None = None,
+    **daemon: object,
+) -> Config:
+    """The daemon with the one external account ``entry``, no embedded server, quick reconnects and heartbeats;
+    its state in ``tmp/var``, its archive in ``tmp/<archive>``."""
     settings = {
         "state_dir": tmp / "var",
-        "archive_dir": tmp / "oldmoves",
+        "archive_dir": tmp / archive,
         "reconnect_initial": 0.05,
         "reconnect_max": 0.2,
         "heartbeat_interval": 0.05,
         "health_port": 0,
         **daemon,
     }
-    server = ServerConfig(
-        name="fake", host="127.0.0.1", port=port, user="gammond", password_env="TEST_FIBS_PW"
-    )
     return Config(
         daemon=DaemonConfig(**settings),  # type: ignore[arg-type]
         server=EmbeddedServerConfig(enabled=False),
-        servers=(server,),
+        servers=(entry,),
+        policy=policy or PolicyConfig(),
     )
 
 
