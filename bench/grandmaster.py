@@ -52,6 +52,7 @@ if str(ROOT) not in sys.path:  # run as a plain script from anywhere
 from bench._gnubg_batch import run_batch  # noqa: E402
 from bench._results import append_json_line  # noqa: E402
 from bench.agreement import board_hex, paired_interval  # noqa: E402
+from bench.latency import stats  # noqa: E402
 from engine.analyser import Analyser  # noqa: E402
 from engine.levels import LEVELS  # noqa: E402
 from engine.match import MatchState  # noqa: E402
@@ -200,16 +201,8 @@ def run_chunk(
 
 
 def percentiles(values: Sequence[float]) -> dict[str, float] | None:
-    if not values:
-        return None
-    v = np.asarray(values) * 1000.0
-    return {
-        "n": len(v),
-        "p50": round(float(np.percentile(v, 50)), 1),
-        "p90": round(float(np.percentile(v, 90)), 1),
-        "p99": round(float(np.percentile(v, 99)), 1),
-        "max": round(float(v.max()), 1),
-    }
+    """bench.latency's figures of CPU seconds ``values``, in milliseconds to 0.1; None for none."""
+    return stats([1000.0 * v for v in values], digits=1) if values else None
 
 
 def report(recs: list[dict[str, Any]]) -> dict[str, Any]:

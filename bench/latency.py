@@ -195,14 +195,15 @@ def run(args: argparse.Namespace) -> None:
         )
 
 
-def stats(ms: list[float]) -> dict[str, float]:
+def stats(ms: list[float], digits: int = 2) -> dict[str, float]:
+    """n, p50, p90, p99 and max of milliseconds ``ms`` (not empty), rounded to ``digits``."""
     a = np.array(ms)
     return {
         "n": len(ms),
-        "p50": round(float(np.percentile(a, 50)), 2),
-        "p90": round(float(np.percentile(a, 90)), 2),
-        "p99": round(float(np.percentile(a, 99)), 2),
-        "max": round(float(a.max()), 2),
+        "p50": round(float(np.percentile(a, 50)), digits),
+        "p90": round(float(np.percentile(a, 90)), digits),
+        "p99": round(float(np.percentile(a, 99)), digits),
+        "max": round(float(a.max()), digits),
     }
 
 
