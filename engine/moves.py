@@ -147,6 +147,19 @@ def _apply(me: list[int], them: list[int], src: int, dst: int) -> tuple[list[int
     return me2, them
 
 
+def single_step(pos: Position, src: int, die: int) -> tuple[Position, int] | None:
+    """One chequer moved from point ``src`` (25: the bar) with ``die`` under the rules of a play's step: the new
+    position and the point it reached (0: off), or None where that step is not allowed. A server that takes a
+    play one die at a time (bgammon) checks each step with this."""
+    if not 1 <= src <= 25:
+        return None
+    me, them = _to_cells(pos)
+    dst = _step_dest(me, them, src, die)
+    if dst < 0:
+        return None
+    return _from_cells(*_apply(me, them, src, dst)), dst
+
+
 def _sources(me: list[int]) -> Iterable[int]:
     if me[25]:
         return (25,)

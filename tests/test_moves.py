@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 import engine.moves as moves
 from bench._positions import ALL_ROLLS, random_cases
 from engine.errors import IllegalMoveError, InvalidDiceError, InvalidPositionError
-from engine.moves import Move, Play, apply_move, find_play, legal_plays
+from engine.moves import Move, Play, apply_move, find_play, legal_plays, single_step
 from engine.position import Position
 
 GENERATORS = ["python", "c"]
@@ -246,3 +248,37 @@ def test_turn_plays_is_legal_plays_remembered() -> None:
         turn_plays("not a position", (6, 5))  # type: ignore[arg-type]
     with pytest.raises(InvalidDiceError):
         turn_plays(pos, (7, 1))
+
+
+def test_single_step_plays_each_step_of_every_legal_play() -> None:
+    """Each legal play of a roll is its steps, one die each, through single_step (bgammon's one-die steps)."""
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(200):
+        pos = Position.initial()
+        for _ in range(rng.randint(0, 120)):
+            dice = (rng.randint(1, 6), rng.randint(1, 6))
+            plays = legal_plays(pos, dice)
+            for play in plays:
+                at = pos
+                for src, dst in play.move.steps:
+                    moved = single_step(at, src, src - dst if dst else min(d for d in dice if d >= src))
+                    assert moved is not None and moved[1] == dst, (pos.position_id, dice, play.move)
+                    at = moved[0]
+                assert at == play.position
+                checked += 1
+            nxt = rng.choice(plays).position
+            if not sum(nxt.me):
+                break
+            pos = nxt.swap()
+    assert checked > 10_000
+
+
+def test_single_step_refuses_what_no_step_may_do() -> None:
+    start = Position.initial()
+    assert single_step(start, 0, 3) is None and single_step(start, 26, 3) is None  # no such point
+    assert single_step(start, 25, 3) is None  # nothing on the bar
+    assert (
+        single_step(start, 13, 2) is not None and single_step(start, 24, 5) is None
+    )  # their 6-point holds 19
+    assert single_step(start, 6, 6) is None  # off before every chequer is home

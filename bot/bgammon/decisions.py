@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from engine import cube as cubes
 from engine.match import MatchState
-from engine.moves import Move
+from engine.moves import Move, single_step
 from engine.player import Action, Player, cube_info
 from engine.position import BAR, Position
 from protocols.bgammon.board import BAR_PLAYER, HOME_PLAYER, BoardState
@@ -93,30 +93,6 @@ def dice_left(b: BoardState) -> tuple[int, ...] | None:
     return dice
 
 
-def _single(pos: Position, src: int, die: int) -> tuple[Position, int] | None:
-    """One chequer moved from ``src`` with ``die`` under the usual rules: the new position and where it landed
-    (0 off), or None where that step is not allowed."""
-    me, opp = list(pos.me), list(pos.opp)
-    if me[BAR] and src != 25:
-        return None
-    if not (me[BAR] if src == 25 else 1 <= src <= 24 and me[src - 1]):
-        return None
-    dst = src - die
-    if dst > 0:
-        if opp[24 - dst] >= 2:
-            return None
-    else:
-        if me[BAR] or any(me[6:24]) or (dst < 0 and any(me[src:6])):
-            return None  # off needs every chequer home; a larger die only from the highest point
-        dst = 0
-    me[BAR if src == 25 else src - 1] -= 1
-    if dst:
-        me[dst - 1] += 1
-        if opp[24 - dst] == 1:
-            opp[24 - dst], opp[BAR] = 0, opp[BAR] + 1
-    return Position(me, opp), dst
-
-
 def _reaches(
     pos: Position, dice: tuple[int, ...], target: Position, memo: dict[tuple[Position, tuple[int, ...]], bool]
 ) -> bool:
@@ -134,7 +110,7 @@ def _steps(pos: Position, dice: tuple[int, ...]) -> list[tuple[Step, Position, t
     sources = [25] if pos.me[BAR] else [p for p in range(24, 0, -1) if pos.me[p - 1]]
     for src in sources:
         for die in sorted(set(dice), reverse=True):
-            moved = _single(pos, src, die)
+            moved = single_step(pos, src, die)
             if moved is None:
                 continue
             after, dst = moved
