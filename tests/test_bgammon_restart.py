@@ -10,7 +10,6 @@ import contextlib
 import io
 import json
 import random
-import socket
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,7 +41,7 @@ from tests.bgammon_fake_server import (
     ScriptedOpponent,
     raw_board,
 )
-from tests.test_daemon import one_account
+from tests.test_daemon import _free_port, http_get, one_account
 
 BOT = "BOT_gammond"
 PASSWORD = "pw"
@@ -405,21 +404,6 @@ async def test_the_last_lines_of_a_tcp_link_closed_with_events_unread_are_handle
     finally:
         server.close()
     assert handled == ["move 13/10", "disconnect"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def http_get(port: int, path: str) -> tuple[int, dict[str, object]]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.0\r\nHost: x\r\n\r\n".encode())
-    data = await reader.read()
-    writer.close()
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), json.loads(body)
 
 
 async def test_healthz_and_logs_show_a_bgammon_bot_whose_login_is_refused(
